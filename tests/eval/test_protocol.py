@@ -143,8 +143,9 @@ def test_the_summary_header_says_its_grid_in_words_that_agree_with_it():
 
 
 def test_the_summary_prints_scores_to_the_digits_of_their_interval():
-    """`70.00 ± 24.84 (n=3)`: two places whatever the interval, as the study report did (`words.estimate_text`).
-    Test 60, 70, 80: mean 70, sd 10, half-width t(0.975, 2) x 10 / sqrt(3) = 24.8; validation 70, 71, 72: 2.48."""
+    """Was `70.00 ± 24.84 (n=3)`, two places whatever the interval; now as the study report prints a score
+    (`words.estimate_text`). Test 60, 70, 80: mean 70, sd 10, half-width t(0.975, 2) x 10 / sqrt(3) = 24.8;
+    validation 70, 71, 72: 2.48."""
     records = [_rec("a", 1e-4, s, 70 + s, 60 + 10 * s) for s in range(3)]
     md = summary_markdown(summarize_results(records, "a", ["boolq"], [1e-4], [0, 1, 2]))
     assert "| boolq | sc | accuracy | 0.0001 | 71.0 ± 2.5 (n=3) | 70 ± 25 (n=3) |" in md

@@ -104,9 +104,8 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
         if grade >= 1
     ]
     val, test = (_split(qrels[n], queries, corpus) for n in ("dev", "test"))
-    return (
-        cut_validation(TaskData(pairs, val, {"test": test})) if cut else TaskData(pairs, val, {"test": test})
-    )
+    data = TaskData(pairs, val, {"test": test})
+    return cut_validation(data) if cut else data
 
 
 def _test_only(folder: Path, where: str) -> str:
