@@ -6,6 +6,7 @@ rank the LRs and nothing said so. The sizes are counted from the files each test
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from tests.eval.fixtures import model_folder, run_cli, write_task_file
@@ -26,7 +27,9 @@ def _rows(path) -> int:
 def test_a_cut_validation_is_counted_and_a_given_one_is_not(tmp_path):
     spec = {**_sentiment_files(tmp_path), "max_length": 32}
     cut = task_from_file(write_task_file(tmp_path, "cut.yaml", name="cut", **spec)).loader()
-    assert cut.counts[CUT_VALIDATION] == len(cut.val) == round(0.05 * _rows(tmp_path / "train.csv"))
+    assert (
+        cut.counts[CUT_VALIDATION] == len(cut.val) == math.ceil(0.05 * _rows(tmp_path / "train.csv"))
+    )  # `train_test_split` rounds up
     rows = (tmp_path / "train.csv").read_text().splitlines()
     (tmp_path / "val.csv").write_text("\n".join([rows[0], *rows[-3:]]) + "\n")
     (tmp_path / "train.csv").write_text("\n".join(rows[:-3]) + "\n")
@@ -45,7 +48,7 @@ def test_a_beir_folder_without_dev_qrels_counts_its_cut_queries(tmp_path):
 def test_eval_and_check_say_the_cut_validation_is_too_small_and_summary_md_keeps_it(tmp_path, capsys):
     spec = {**_sentiment_files(tmp_path), "max_length": 32, "finetune": FINETUNE}
     task = write_task_file(tmp_path, name="mine", **spec)
-    n = round(0.05 * _rows(tmp_path / "train.csv"))
+    n = math.ceil(0.05 * _rows(tmp_path / "train.csv"))  # `train_test_split` rounds up
     note = (
         f"validation is {n} examples cut from train, too few to pick among 2 LRs (one moves its score by "
         f"{100 / n:.0f} points; {MIN_CUT_VALIDATION} or more are not noted); give a validation split "
