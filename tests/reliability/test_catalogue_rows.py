@@ -98,6 +98,7 @@ NAMED = {
     "task-file-labels-under-options": "tests.eval.test_task_file_mistakes::test_labels_under_options_are_refused_not_replaced_by_the_datas",
     "task-file-template-under-options": "tests.eval.test_task_file_mistakes::test_a_template_under_options_is_refused_and_options_list_neither_as_valid",
     "task-file-pair-template-missing": "tests.eval.test_custom_tasks::test_bad_specs_are_one_line_errors",
+    "task-file-template-not-pair": "tests.eval.test_custom_tasks::test_bad_specs_are_one_line_errors",
     "task-file-hub-is-a-local-folder": "tests.eval.test_task_file_paths::test_a_local_folder_given_as_data_hub_names_the_task_file_and_the_ways_to_read_it",
     "task-file-regression-targets-alike": "tests.eval.test_task_file_cells::test_a_regression_split_whose_targets_are_all_alike_is_refused_when_read",
     "task-file-iob1-under-entity-f1": "tests.eval.test_task_file_cells::test_iob1_tags_scored_by_strict_entity_f1_are_refused_with_both_fixes",
