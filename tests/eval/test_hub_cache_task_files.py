@@ -49,10 +49,17 @@ def test_a_config_left_out_or_unknown_offline_names_the_configs_not_the_connecti
     assert task.options.labels == ("negative", "positive")
 
 
-def test_a_revision_the_hub_cache_lacks_offline_names_what_it_holds_and_the_download(tmp_path, cache):
+@pytest.mark.parametrize("variable", ["HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"])
+def test_a_revision_the_hub_cache_lacks_offline_names_what_it_holds_and_the_download(
+    tmp_path, cache, monkeypatch, variable
+):
     """Was: "Couldn't reach 'nyu-mll/glue' on the Hub (OfflineModeIsEnabled); check the name and your
     connection", the repo in the cache at main; as a model's pinned id offline, the line names the
-    revisions held and the download of the one pinned. A revision held (its commit, or main) is read."""
+    revisions held and the download of the one pinned. A revision held (its commit, or main) is read. The
+    line names the variable that took `datasets` offline (it said HF_HUB_OFFLINE of HF_DATASETS_OFFLINE too)."""
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):  # as `datasets` read them: offline (`cache`)
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, "1")
     _glue_in_cache(tmp_path, cache)
     data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"test": "validation", "validation": None}}
     fields = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
@@ -60,7 +67,7 @@ def test_a_revision_the_hub_cache_lacks_offline_names_what_it_holds_and_the_down
     with pytest.raises(UserError) as err:
         task_from_file(spec)
     assert str(err.value) == (
-        "cannot load nyu-mll/glue (config sst2) at v2: the hub is offline (HF_HUB_OFFLINE=1) "
+        f"cannot load nyu-mll/glue (config sst2) at v2: the hub is offline ({variable}=1) "
         "and the local hub cache has no revision 'v2' of nyu-mll/glue (it holds main); download it with the hub "
         "online (hf download --repo-type dataset --revision v2 nyu-mll/glue), or, in a task file, pin one it "
         "holds (data.revision: main)"

@@ -22,6 +22,7 @@ future `*/nq` would).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,9 +178,21 @@ def _offline_revision(datasets, source: HubSource) -> str | None:
         return None  # none of the repo (the line as before), or the revision held: another problem
     holds = ", ".join(held[:3]) + (", ..." if held[3:] else "")
     return (
-        f"the hub is offline (HF_HUB_OFFLINE=1) and the local hub cache has no revision {source.revision!r} of "
-        f"{source.repo} (it holds {holds}); download it with the hub online (hf download --repo-type dataset "
+        f"the hub is offline ({_offline_variable(datasets)}=1) and the local hub cache has no revision "
+        f"{source.revision!r} of {source.repo} (it holds {holds}); download it with the hub online (hf download --repo-type dataset "
         f"--revision {source.revision} {source.repo}), or, in a task file, pin one it holds (data.revision: {held[0]})"
+    )
+
+
+def _offline_variable(datasets) -> str:
+    """The variable that took `datasets` offline: it reads HF_DATASETS_OFFLINE, where set, before
+    HF_HUB_OFFLINE (`datasets.config.HF_HUB_OFFLINE`); a line naming HF_HUB_OFFLINE alone named a variable
+    the user who set only HF_DATASETS_OFFLINE had not set."""
+    value = os.environ.get("HF_DATASETS_OFFLINE")
+    return (
+        "HF_DATASETS_OFFLINE"
+        if value is not None and value.upper() in datasets.config.ENV_VARS_TRUE_VALUES
+        else "HF_HUB_OFFLINE"
     )
 
 
