@@ -152,13 +152,19 @@ def _offline_refusal(hub_id: str, what: str, base: Path | None) -> UserError:
             f"{start}{no_folder(hub_id, base)}; pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
         )
     held = cached_revisions(repo)
-    holds = f"it holds {', '.join(held[:3])}{', ...' if held[3:] else ''}" if held else "nor any other"
+    holds = f"it holds {held_text(held)}" if held else "nor any other"
     other = f"pin one it holds ({repo}@{held[0]})" if held else "pass a local folder"
     return UserError(
         f"{start}, and the local hub cache has no revision '{revision}' of {repo} ({holds})"
         f"{no_folder(hub_id, base)}; download it with the hub online (hf download --revision {revision} "
         f"{repo}), or {other}"
     )
+
+
+def held_text(held: list[str]) -> str:
+    """The revisions a refusal names of those the hub cache holds (`cached_revisions`): the first three,
+    then `...` (a repo's refs/pr/N can be many)."""
+    return ", ".join(held[:3]) + (", ..." if held[3:] else "")
 
 
 def cache_storage(repo: str, kind: str = "models") -> Path:
