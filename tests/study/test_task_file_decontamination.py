@@ -14,7 +14,6 @@ import pytest
 from fake_study import small_spec, tiny_corpus
 
 from encoderlab.data.decontaminate import build_contamination
-from encoderlab.eval.tasks import TASKS
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend, run_prepare
 from encoderlab.study.plantext import _decontamination_text
@@ -28,15 +27,6 @@ def task_test_set(task_file: str) -> str:
 
 
 WORDS = [f"v{i}" for i in range(60)]  # words the tiny corpus does not hold
-
-
-@pytest.fixture(autouse=True)
-def _registry():
-    """A task file's task registered while building a graph (`needs.file_tasks`) is forgotten after."""
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
 
 
 def _task_file(folder) -> tuple[str, list[str]]:
