@@ -12,6 +12,7 @@ import pytest
 from tests.eval.fixtures import model_folder, run_cli, write_task_file
 from tests.eval.test_custom_tasks import _sentiment, _sentiment_files, _write_csv
 from tests.eval.test_task_file_beir import beir_task, write_beir
+from tests.eval.test_task_file_splits import _train_only
 
 from encoderlab.eval.tasks.custom import task_from_file
 from encoderlab.eval.tasks.splits import CUT_VALIDATION, MIN_CUT_VALIDATION
@@ -43,6 +44,29 @@ def test_a_beir_folder_without_dev_qrels_counts_its_cut_queries(tmp_path):
     (folder / "qrels" / "dev.tsv").unlink()
     data = task_from_file(beir_task(tmp_path)).loader()
     assert data.counts[CUT_VALIDATION] == len(data.val.queries) < MIN_CUT_VALIDATION
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.1, 0.3])
+def test_a_beir_folder_and_a_task_files_rows_cut_the_same_share_alike(tmp_path, fraction):
+    # was: BEIR rounded (round(0.05 * 24) = 1 query) where `train_test_split` rounds up (2 rows)
+    folder = write_beir(tmp_path / "sci")
+    (folder / "qrels" / "dev.tsv").unlink()
+    beir = task_from_file(beir_task(tmp_path, data={"beir": "sci", "validation_fraction": fraction})).loader()
+    train_queries = len(beir.val.queries) + len({p["query"] for p in beir.train})
+    rows = task_from_file(_train_only(tmp_path, train_queries, test="test.csv", validation_fraction=fraction))
+    assert len(beir.val.queries) == len(rows.loader().val) == beir.counts[CUT_VALIDATION]
+
+
+def test_a_beir_folder_of_few_training_queries_cuts_one_as_a_task_files_rows_do(tmp_path):
+    # was refused: round(0.05 * 10) = 0 queries "leaves no validation", where 10 rows gave 1
+    folder = write_beir(tmp_path / "sci")
+    (folder / "qrels" / "dev.tsv").unlink()
+    lines = (folder / "qrels" / "train.tsv").read_text().splitlines()
+    kept = [line for line in lines[1:] if int(line.split("\t")[0][1:]) < 10]
+    (folder / "qrels" / "train.tsv").write_text("\n".join([lines[0], *kept]) + "\n")
+    beir = task_from_file(beir_task(tmp_path)).loader()
+    rows = task_from_file(_train_only(tmp_path, 10, test="test.csv")).loader()
+    assert len(beir.val.queries) == len(rows.val) == 1
 
 
 def test_eval_and_check_say_the_cut_validation_is_too_small_and_summary_md_keeps_it(tmp_path, capsys):

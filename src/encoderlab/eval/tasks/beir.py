@@ -47,7 +47,7 @@ from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, well
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
 from encoderlab.eval.tasks.localfiles import COMPRESSIONS, UNPACK, text_lines
-from encoderlab.eval.tasks.splits import cut_validation
+from encoderlab.eval.tasks.splits import cut_size, cut_validation
 from encoderlab.words import count
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -319,9 +319,10 @@ def _qrels(path: Path, corpus: dict, queries: dict, where: str) -> dict[str, dic
 
 
 def _cut(train: dict, fraction: float, seed: int, where: str) -> tuple[dict, dict]:
-    """(train, validation): a seeded share of train's queries with a relevant document as validation."""
+    """(train, validation): a seeded share of train's queries with a relevant document as validation, as
+    many as a task file's rows would give (`splits.cut_size`)."""
     judged = sorted(q for q, ds in train.items() if max(ds.values()) >= 1)
-    n = round(fraction * len(judged))
+    n = cut_size(fraction, len(judged))
     if n < 1 or n >= len(judged):
         raise UserError(
             f"{where}: data.validation_fraction {fraction} of qrels/train.tsv's {count(len(judged), 'query', 'queries')} "

@@ -28,6 +28,7 @@ from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
+from encoderlab.eval.tasks.splits import cut_size
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
 
@@ -235,9 +236,12 @@ def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[di
 
 def _cut(train, places: RowPlaces, split: str, fraction: float, seed: int, where: str) -> tuple:
     """((the rest of train, its places), (`split`, its places)): a seeded share of train
-    (`train_test_split`, as EncodEval cuts validation); a share that leaves nothing to train on is one line."""
+    (`train_test_split`, as EncodEval cuts validation), of the size a BEIR folder's cut has (`splits.cut_size`,
+    the count `train_test_split` takes of the share; given as a number, the draw is the same); a share that
+    leaves nothing to train on is one line."""
+    size = cut_size(fraction, train.num_rows)
     try:
-        parts = train.add_column(ORIGIN, list(places.order)).train_test_split(test_size=fraction, seed=seed)
+        parts = train.add_column(ORIGIN, list(places.order)).train_test_split(test_size=size, seed=seed)
     except ValueError:  # datasets: "the resulting train set will be empty"
         raise UserError(
             f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} leaves "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import random
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -58,6 +59,16 @@ def subsample(items: Sequence, n: int | None) -> list:
         return list(items)
     keep = sorted(random.Random(SUBSAMPLE_SEED).sample(range(len(items)), n))
     return [items[i] for i in keep]
+
+
+def cut_size(fraction: float, n: int) -> int:
+    """How many of `n` training examples (retrieval: judged queries) a share `fraction` cuts as validation
+    or test: ceil(fraction * n), the count `datasets`' `train_test_split(test_size=fraction)` takes (its
+    `n_test = ceil(test_size * n_samples)`). The one rule of every cut from train: a task file's files
+    pass it to `train_test_split` as a number, BEIR folders sample that many queries. Before, a BEIR folder
+    rounded (`round`, half to even) and the files rounded up, so 50 training queries gave 2 validation
+    queries and 50 rows 3, and 10 queries left no validation (refused) where 10 rows gave 1."""
+    return math.ceil(fraction * n)
 
 
 def cut_validation(data: TaskData) -> TaskData:
