@@ -99,7 +99,8 @@ def test_squad_and_record_keep_answers_and_unanswerable_questions(root):
     )
     task, v2 = load_task(TASKS["paper-squad-v2"])
     assert task.options.v2 and any(e["answers"] == [] for e in v2.train)
-    assert v2.counts == {"skipped_answers": 0, "mismatched_scored_answers": 0}
+    test_read = {"test_from_validation": len(v2.tests["test"])}  # its test is the validation split
+    assert v2.counts == {"skipped_answers": 0, "mismatched_scored_answers": 0, **test_read}
     _, rec = load_task(TASKS["paper-record"])  # answer_start stored as int64
     assert len(rec.tests["test"]) == 8 and rec.tests["test"][0]["answers"]
 

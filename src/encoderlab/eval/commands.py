@@ -42,7 +42,7 @@ from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import TASKS, get_task
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
-from encoderlab.eval.tasks.splits import cut_validation_note
+from encoderlab.eval.tasks.splits import split_notes
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, output_folder
 from encoderlab.words import count, count_of, estimate_text, lr_text
@@ -180,7 +180,7 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
         flag = t.degenerate
         warn = f"  DEGENERATE in {count_of(flag.runs, flag.of, 'seed')}: {flag.why}" if flag else ""
         print(f"{name:<20} {t.metric:<10} {score:>6}  (best lr {lr_text(t.best_lr)}){warn}")
-        if note := cut_validation_note(t.counts, t.family, summary.lrs):
+        for note in split_notes(t.counts, t.family, summary.lrs):
             print(f"  note: {note}")
     print(f"wrote {out / SUMMARY_MD}")
 

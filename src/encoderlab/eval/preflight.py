@@ -54,7 +54,7 @@ from encoderlab.eval.qa import check_question_room
 from encoderlab.eval.spec import FAMILY_NAMES, IRSplit, Task, training_groups
 from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import get_task, load_task
-from encoderlab.eval.tasks.splits import cut_validation_note
+from encoderlab.eval.tasks.splits import split_notes
 from encoderlab.words import count, lr_grid
 
 SHOWN_LABELS = 5
@@ -72,7 +72,8 @@ class TaskCheck:
     steps: int
     """Optimizer steps of one fine-tuning run (`FinetuneConfig.total_steps` of its training examples)."""
     counts: dict
-    """The loader's bookkeeping (`TaskData.counts`: a validation cut from train, for its note)."""
+    """The loader's bookkeeping (`TaskData.counts`: a validation cut from train, or read from the data's test
+    split, for their notes, `splits.split_notes`)."""
 
 
 def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskCheck:
@@ -231,8 +232,7 @@ def check_text(
     lines = [f"model {model}: tokenizer and config read ({weights}); {_positions(mc.positions)}; {mc.rows}"]
     for c in checks:
         lines += _task_lines(c, grid)
-        note = cut_validation_note(c.counts, c.task.family, lrs)
-        lines += [f"  note: {note}"] if note else []
+        lines += [f"  note: {note}" for note in split_notes(c.counts, c.task.family, lrs)]
     lines += rerun.lines
     runs = len(training_groups([c.task for c in checks])) * grid
     lines += [

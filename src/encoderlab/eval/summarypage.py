@@ -9,8 +9,9 @@ call, so tasks evaluated by separate calls add up. Design:
 - **summary.md is the same as tables**, for a person: per task the best LR (chosen on validation) and
   the validation and test scores there as mean ± 95% t half-width over seeds, to the digits of the
   interval (`words.estimate_text`; `(n=1)`: one seed, no interval, two places), other test splits,
-  degenerate predictions named, a validation cut from train too small to pick an LR by noted
-  (`tasks.splits.cut_validation_note`); per family the mean over its tasks per
+  degenerate predictions named, a validation or test read from the data's split of the other part
+  (`tasks.splits.from_other_split_notes`: GLUE's validation scored as test) and a validation cut from train
+  too small to pick an LR by noted (`tasks.splits.cut_validation_note`); per family the mean over its tasks per
   seed; and the test mean per LR of each task (the stability analysis). Its header says the model,
   the hub commit read where there is one, and the LR x seed grid in words (`words.lr_grid`).
 One model's evaluation only: a study's report, over many models and with figures, is
@@ -26,7 +27,7 @@ from encoderlab.config import to_dict
 from encoderlab.eval.spec import FAMILY_NAMES
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.summary import ModelSummary
-from encoderlab.eval.tasks.splits import cut_validation_note
+from encoderlab.eval.tasks.splits import cut_validation_note, from_other_split_notes
 from encoderlab.words import count_of, estimate_text, lr_grid, lr_text
 
 SUMMARY_JSON, SUMMARY_MD = "summary.json", "summary.md"
@@ -60,6 +61,12 @@ def summary_markdown(summary: ModelSummary) -> str:
     if flagged:
         lines += ["", "**Degenerate predictions** (one output for every test example, at the best LR):", ""]
         lines += [f"- {name}: {count_of(d.runs, d.of, 'seed')}; {d.why}" for name, d in flagged.items()]
+    across = {
+        n: notes for n, t in summary.tasks.items() if (notes := from_other_split_notes(t.counts, t.family))
+    }
+    if across:  # a score called test on the data's validation split, or an LR picked on its test split
+        lines += ["", "**Validation or test read from the data's other split**:", ""]
+        lines += [f"- {name}: {note}" for name, notes in across.items() for note in notes]
     noted = {
         n: note
         for n, t in summary.tasks.items()

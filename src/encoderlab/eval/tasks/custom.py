@@ -67,7 +67,13 @@ from encoderlab.eval.tasks.hub import class_names
 from encoderlab.eval.tasks.localfiles import task_files
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import RowPlaces
-from encoderlab.eval.tasks.splits import check_overlap, cut_validation, data_hash, require_nonempty
+from encoderlab.eval.tasks.splits import (
+    check_overlap,
+    cut_validation,
+    data_hash,
+    read_across,
+    require_nonempty,
+)
 
 FILE_DATA = "file:"
 """The `data_version` of a task from a file starts so (its data's hash follows): `taskruns` tells them apart."""
@@ -400,6 +406,8 @@ def task_from_file(path: Path | str) -> Task:
         data = _examples(spec, found, places, where)
         if places["validation"].from_train:  # noted where too small to pick an LR by (`cut_validation_note`)
             data = cut_validation(data)
+        # a hub split of the other part (`data.splits: {test: validation}`) is noted (`read_across`)
+        data = read_across(data, {s: p.source for s, p in places.items() if p.hub and s != "train"})
     require_nonempty(spec.name, data)
     if spec.family == "qa":
         require_answers(options, {"validation": data.val, "test": data.tests["test"]}, where)

@@ -40,7 +40,14 @@ from encoderlab.eval.tasks.hub import (
     require_columns,
     require_splits,
 )
-from encoderlab.eval.tasks.splits import ir_split, label_index, qa_example, require_nonempty, text_fields
+from encoderlab.eval.tasks.splits import (
+    ir_split,
+    label_index,
+    qa_example,
+    read_across,
+    require_nonempty,
+    text_fields,
+)
 from encoderlab.words import count, noun
 
 ENCODEVAL_SPLIT_SEED = 42
@@ -87,7 +94,10 @@ def load_glue(
             out.append({**text_fields(texts if len(texts) == 2 else texts[0]), "label": label})
         return out
 
-    return require_nonempty(task, TaskData(examples(train), examples(val), {"test": examples(test)}))
+    data = TaskData(examples(train), examples(val), {"test": examples(test)})
+    return read_across(
+        require_nonempty(task, data), {"test": test_split}
+    )  # GLUE's test labels are unpublished
 
 
 # ----------------------------------------------------------------------------- TC
@@ -156,7 +166,7 @@ def load_squad_format(task: str, source: HubSource) -> TaskData:
         return out
 
     data = TaskData(examples(train, "train"), examples(val, "val"), {"test": examples(test, "test")}, counts)
-    return require_nonempty(task, data)
+    return read_across(require_nonempty(task, data), {"test": "validation"})  # their test splits are hidden
 
 
 # ----------------------------------------------------------------------------- IR
@@ -263,7 +273,8 @@ def load_nq(task: str) -> TaskData:
         parts[name] = IRSplit(
             {q: full.queries[q] for q in sorted(qids)}, full.corpus, {q: full.qrels[q] for q in sorted(qids)}
         )
-    return require_nonempty(task, TaskData(msmarco_pairs(task), parts["val"], {"test": parts["test"]}))
+    data = TaskData(msmarco_pairs(task), parts["val"], {"test": parts["test"]})
+    return read_across(require_nonempty(task, data), {"validation": "test"})  # NQ has test qrels only
 
 
 def load_mldr(task: str) -> TaskData:

@@ -18,6 +18,7 @@ from encoderlab.eval.tasks.splits import (
     ir_task_data,
     label_index,
     qa_example,
+    read_across,
     require_nonempty,
     split_groups,
     subsample,
@@ -51,15 +52,16 @@ def _sc(
     texts: Callable[[dict], str | tuple[str, str]],
     group: Callable,
     sizes: dict,
-    test_split: Callable | None = None,
+    test_split: str | None = None,
     fractions: tuple[float, float, float] = (0.8, 0.05, 0.15),
 ) -> TaskData:
+    """`test_split` names the asset's split (`meta.split`) that is the test, the rest split 90/10."""
     records = _records(asset)
     if test_split is None:
         train, val, test = split_groups(records, group, name, fractions)
     else:
-        rest = [r for r in records if not test_split(r)]
-        test = [r for r in records if test_split(r)]
+        rest = [r for r in records if r["meta"].get("split") != test_split]
+        test = [r for r in records if r["meta"].get("split") == test_split]
         train, val = split_groups(rest, group, name, (0.9, 0.1))
 
     def examples(split, n):
@@ -71,7 +73,7 @@ def _sc(
     data = TaskData(
         examples(train, sizes["train"]), examples(val, sizes["val"]), {"test": examples(test, sizes["test"])}
     )
-    return require_nonempty(name, data)
+    return read_across(require_nonempty(name, data), {"test": test_split} if test_split else {})
 
 
 def _tc(
@@ -161,7 +163,7 @@ def load_squad(name: str, sizes: dict) -> TaskData:
         tests,
         counts,
     )
-    return require_nonempty(name, data)
+    return read_across(require_nonempty(name, data), {"test": "dev"})  # the asset is SQuAD's dev split
 
 
 def _squad_ir_records(records):
@@ -178,7 +180,7 @@ def _squad_ir_records(records):
 
 def load_squad_retrieval(name: str, sizes: dict) -> TaskData:
     train, val, test = (_squad_ir_records(s) for s in _squad_article_splits())
-    return require_nonempty(name, ir_task_data(train, val, test, sizes))
+    return read_across(require_nonempty(name, ir_task_data(train, val, test, sizes)), {"test": "dev"})
 
 
 def _passage_ir_records(records: list[dict]) -> list[dict]:
@@ -200,7 +202,8 @@ def load_boolq_retrieval(name: str, sizes: dict) -> TaskData:
     dev = {r["id"] for r in raw if r["meta"].get("split") == "dev"}
     rest = [r for r in records if r["qid"] not in dev]
     train, val = split_groups(rest, lambda r: r["did"], name, (0.9, 0.1))
-    return require_nonempty(name, ir_task_data(train, val, [r for r in records if r["qid"] in dev], sizes))
+    data = ir_task_data(train, val, [r for r in records if r["qid"] in dev], sizes)
+    return read_across(require_nonempty(name, data), {"test": "dev"})
 
 
 def load_pubmedqa_retrieval(name: str, sizes: dict) -> TaskData:

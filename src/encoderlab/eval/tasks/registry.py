@@ -86,7 +86,7 @@ def _pocket_tasks() -> list[Task]:
                 lambda r: (r["meta"]["question"], r["text"]),
                 lambda r: r["text"],
                 s["boolq"],
-                test_split=lambda r: r["meta"].get("split") == "dev",
+                test_split="dev",
             ),
         ),
         sc(

@@ -6,7 +6,10 @@ sha256 of their key, so a split never changes when other records are added and r
 never straddle two splits; each split is then subsampled to a fixed size with
 `random.Random(SUBSAMPLE_SEED)`, keeping the file order. Labels outside a task's label set and
 empty splits are one-line errors, as is a task file's input in two of its splits (`check_overlap`); QA answers whose span does not match the context are skipped
-and counted.
+and counted. A validation cut from train (`cut_validation`), and a validation or test read from the data's
+split of the other part (`read_across`: GLUE's validation scored as test, NQ's test qrels halved), are
+recorded in the task's counts and said beside its score, in summary.md and by `eval --check`
+(`split_notes`), never silently.
 """
 
 from __future__ import annotations
@@ -61,6 +64,13 @@ def subsample(items: Sequence, n: int | None) -> list:
     return [items[i] for i in keep]
 
 
+OTHER_PART = {"validation": "test", "test": "validation"}
+FROM_OTHER_SPLIT = {"validation": "validation_from_test", "test": "test_from_validation"}
+"""`TaskData.counts` keys: our split -> the key of its size where it was read from the data's split of the
+other part (`read_across`), a test split as validation (NQ's halves) or a validation split as test (GLUE's,
+whose test labels are unpublished)."""
+
+
 def cut_size(fraction: float, n: int) -> int:
     """How many of `n` training examples (retrieval: judged queries) a share `fraction` cuts as validation
     or test: ceil(fraction * n), the count `datasets`' `train_test_split(test_size=fraction)` takes (its
@@ -71,11 +81,63 @@ def cut_size(fraction: float, n: int) -> int:
     return math.ceil(fraction * n)
 
 
+def split_size(split: list | IRSplit) -> int:
+    """A split's examples (retrieval: its queries)."""
+    return len(split.queries) if isinstance(split, IRSplit) else len(split)
+
+
 def cut_validation(data: TaskData) -> TaskData:
     """`data` with its validation's size recorded as cut from train (`CUT_VALIDATION`)."""
-    size = len(data.val.queries) if isinstance(data.val, IRSplit) else len(data.val)
-    data.counts[CUT_VALIDATION] = size
+    data.counts[CUT_VALIDATION] = split_size(data.val)
     return data
+
+
+def split_role(name: str) -> str | None:
+    """The part a data split's name says it plays: "validation" for validation, valid, val or dev (also
+    with a suffix: GLUE's `validation_matched`), "test" for test (`test_matched`), else None (train, or a
+    name of the data's own)."""
+    stem = name.lower().replace("-", "_").split("_")[0]
+    return (
+        "validation" if stem in ("validation", "valid", "val", "dev") else "test" if stem == "test" else None
+    )
+
+
+def read_across(data: TaskData, sources: dict[str, str]) -> TaskData:
+    """`data` with each of its validation and test read from the data's split of the other part recorded
+    (`FROM_OTHER_SPLIT`: its size), as `from_other_split_notes` says it; `sources` maps our split to the
+    data's split it was read from (`{"test": "validation_matched"}` for GLUE's MNLI). The one place every
+    loader that reads a test split as validation, or a validation split as test, records it."""
+    parts = {"validation": data.val, "test": data.tests["test"]}
+    for split, source in sources.items():
+        if split_role(source) == OTHER_PART[split]:
+            data.counts[FROM_OTHER_SPLIT[split]] = split_size(parts[split])
+    return data
+
+
+def from_other_split_notes(counts: dict, family: str) -> list[str]:
+    """The notes of a validation read from the data's test split, or a test read from its validation split
+    (`read_across`), as `cut_validation_note`'s are said: beside the score, in summary.md, by `eval --check`.
+    Before, nothing said that a score called test was on the data's validation split, or that the LR was
+    picked on test-split data, unless the reader knew the task's loader or file."""
+    notes = []
+    for split, key in FROM_OTHER_SPLIT.items():
+        if (n := counts.get(key)) is None:
+            continue
+        what = count(n, "query", "queries") if family == "ir" else count(n, "example")
+        notes.append(
+            f"validation is {what} of the data's test split (the best LR is picked on test-split data)"
+            if split == "validation"
+            else f"test is {what} of the data's validation split (compare the score with scores on that "
+            "split, not on the data's test split)"
+        )
+    return notes
+
+
+def split_notes(counts: dict, family: str, lrs: Sequence[float]) -> list[str]:
+    """Every note on a task's splits, in the order said: validation or test read from the other part
+    (`from_other_split_notes`), then a validation cut from train too small (`cut_validation_note`)."""
+    cut = cut_validation_note(counts, family, lrs)
+    return from_other_split_notes(counts, family) + ([cut] if cut else [])
 
 
 def cut_validation_note(counts: dict, family: str, lrs: Sequence[float]) -> str | None:
@@ -105,8 +167,7 @@ def label_index(task: str, labels: Sequence[str], value) -> int:
 def require_nonempty(task: str, data: TaskData) -> TaskData:
     splits = {"train": data.train, "val": data.val, **{f"test '{k}'": v for k, v in data.tests.items()}}
     for name, split in splits.items():
-        size = len(split.queries) if isinstance(split, IRSplit) else len(split)
-        if size == 0:
+        if split_size(split) == 0:
             raise UserError(
                 f"task {task}: the {name} split is empty; check the data files or the split sizes"
             )
