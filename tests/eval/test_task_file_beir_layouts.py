@@ -5,6 +5,7 @@ train qrels). Each is one line naming what the folder holds and what to do; befo
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 
@@ -14,12 +15,16 @@ from tests.eval.test_task_file_beir import beir_task, write_beir
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
+from encoderlab.eval.tasks.custom import task_from_file
+from encoderlab.eval.tasks.splits import CUT_VALIDATION
+
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
 
-def _refused(tmp_path, capsys, expected: str, case: str) -> None:
-    """`eval` and `eval --check` of the task file over `sci` both print `expected` and write nothing."""
-    path = beir_task(tmp_path)
+def _refused(tmp_path, capsys, expected: str, case: str, data: dict | None = None) -> None:
+    """`eval` and `eval --check` of the task file over `sci` (or `data`) both print `expected` and write
+    nothing."""
+    path = beir_task(tmp_path, **({"data": data} if data else {}))
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
     for check in ([], ["--check"]):
         code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
@@ -60,8 +65,67 @@ def test_test_only_beir_data_names_paper_1s_zero_shot_tasks_and_the_train_qrels(
         (folder / "qrels" / f"{name}.tsv").unlink()
     expected = (
         "data.beir {w}/sci has qrels/test but no qrels/train.tsv (or .jsonl): test-only data, as BEIR's sets "
-        "other than msmarco are, and a task file trains only on its own folder's judged pairs; for paper 1's "
-        "zero-shot NQ or MLDR after msmarco-pairs run `--suite paper --tasks paper-nq paper-mldr`, or add "
-        "qrels/train.tsv judging queries and documents of this folder"
+        "other than msmarco are; name the BEIR folder whose train qrels give the training pairs in data.train "
+        "(an msmarco folder, as paper 1 trains for NQ and MLDR: `--suite paper --tasks paper-nq paper-mldr`), "
+        "or add qrels/train.tsv judging queries and documents of this folder"
     )
     _refused(tmp_path, capsys, expected, "task-file-beir-test-only")
+
+
+def _test_only_and_training_folders(tmp_path):
+    """`sci`, test-only (its train and dev qrels removed), and `ms`, a BEIR folder whose documents say so."""
+    folder = write_beir(tmp_path / "sci")
+    for name in ("train", "dev"):
+        (folder / "qrels" / f"{name}.tsv").unlink()
+    docs = [{"_id": f"d{i}", "title": "", "text": f"ms passage {i}"} for i in range(40)]
+    return folder, write_beir(tmp_path / "ms", corpus=docs)
+
+
+def test_test_only_beir_data_trains_on_the_pairs_of_the_beir_folder_data_train_names(tmp_path):
+    """Was: `data.train: not read with data.beir`, so a test-only set (every BEIR set but MS MARCO) could not
+    be a task file. Its pairs are the training folder's, its validation a cut of that folder's queries
+    ranked against its corpus (the scored set has no qrels/dev), its test the scored folder's."""
+    _test_only_and_training_folders(tmp_path)
+    data = task_from_file(beir_task(tmp_path, data={"beir": "sci", "train": "ms"})).loader()
+    assert data.train and all(p["document"].startswith("ms passage") for p in data.train)
+    assert all(d.startswith("ms passage") for d in data.val.corpus.values())
+    assert data.counts[CUT_VALIDATION] == len(data.val.queries) > 0
+    assert not set(data.val.queries) & {q for q, _ in _judged(data.train, tmp_path / "ms")}
+    scored = (tmp_path / "sci" / "qrels" / "test.tsv").read_text().splitlines()[1:]
+    assert set(data.tests["test"].qrels) == {line.split("\t")[0] for line in scored}
+    assert not any(d.startswith("ms passage") for d in data.tests["test"].corpus.values())
+
+
+def _judged(pairs: list[dict], folder) -> set[tuple[str, str]]:
+    """(query id, document id) of `pairs`, the query ids read back from the folder's queries.jsonl."""
+    ids = {json.loads(line)["text"]: json.loads(line)["_id"] for line in (folder / "queries.jsonl").open()}
+    return {(ids[p["query"]], p["doc_id"]) for p in pairs}
+
+
+def test_data_train_beside_a_folder_with_its_own_train_qrels_is_one_line(tmp_path, capsys):
+    _test_only_and_training_folders(tmp_path)
+    write_beir(tmp_path / "sci")  # its train qrels back
+    expected = (
+        "data.beir {w}/sci has qrels/train and data.train names other training pairs; keep one (drop "
+        "data.train to train on this folder's judged pairs)"
+    )
+    _refused(tmp_path, capsys, expected, "task-file-beir-train-twice", {"beir": "sci", "train": "ms"})
+
+
+def test_a_data_train_folder_without_train_qrels_is_one_line(tmp_path, capsys):
+    _test_only_and_training_folders(tmp_path)
+    (tmp_path / "ms" / "qrels" / "train.tsv").unlink()
+    expected = (
+        "data.train {w}/ms has no qrels/train.tsv (or .jsonl); beside data.beir, data.train names the BEIR "
+        "folder whose train qrels give the training pairs: name one that has them"
+    )
+    _refused(tmp_path, capsys, expected, "task-file-beir-train-no-qrels", {"beir": "sci", "train": "ms"})
+
+
+def test_a_data_train_hub_id_is_among_the_task_files_hub_datasets(tmp_path):
+    """A study report lists the hub datasets a task reads (`Task.hub_repos`); the training folder's too."""
+    from encoderlab.eval.spec import HubRepo
+    from encoderlab.eval.tasks.custom import file_hub_repos
+
+    path = beir_task(tmp_path, data={"beir": "mteb/nq", "train": "mteb/msmarco", "revision": "main"})
+    assert file_hub_repos([path]) == {"sci": (HubRepo("mteb/nq", "main"), HubRepo("mteb/msmarco"))}

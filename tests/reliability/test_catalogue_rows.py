@@ -262,6 +262,8 @@ NAMED = {
     "task-file-beir-compressed": "tests.eval.test_task_file_beir_layouts::test_a_corpus_compressed_as_zst_names_the_file_and_the_command_that_unpacks_it",
     "task-file-beir-zip": "tests.eval.test_task_file_beir_layouts::test_a_folder_holding_beirs_zip_archive_says_to_unzip_it",
     "task-file-beir-test-only": "tests.eval.test_task_file_beir_layouts::test_test_only_beir_data_names_paper_1s_zero_shot_tasks_and_the_train_qrels",
+    "task-file-beir-train-twice": "tests.eval.test_task_file_beir_layouts::test_data_train_beside_a_folder_with_its_own_train_qrels_is_one_line",
+    "task-file-beir-train-no-qrels": "tests.eval.test_task_file_beir_layouts::test_a_data_train_folder_without_train_qrels_is_one_line",
     "eval-tasks-names-a-task-files-task": "tests.eval.test_custom_tasks::test_a_task_files_task_named_in_tasks_says_the_file_runs_whole",
     "task-file-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-hub-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_validation_fraction_beside_a_hub_validation_split_is_refused",

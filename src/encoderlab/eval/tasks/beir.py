@@ -8,7 +8,14 @@ train's queries, seeded, as a pair task cuts its validation). The jsonl files ma
 task's data files may (`corpus.jsonl.gz`, as BEIR's own repositories publish them, or `.bz2`, `.xz`); one
 compressed otherwise (`.zst`, `.zip`, ...), or a folder holding BEIR's zip download, is named in the refusal
 with the command that unpacks it. Test-only data (qrels/test without qrels/train, every BEIR set but MS
-MARCO) is refused naming what works (`_test_only`): a task file cannot name another set's training pairs.
+MARCO) trains on the pairs of another BEIR folder, `data.train` (an MS MARCO folder, as paper 1 trains the
+retriever it scores zero-shot on NQ and MLDR), read by the same reader for its corpus, queries and
+qrels/train only; without it, such data is refused naming that fix (`_test_only`). Its validation is the
+scored folder's qrels/dev, else the cut from train's queries as above, ranked against the training
+folder's corpus: the LR is picked on held-out training data, never on the set scored (paper-nq halves NQ's
+test qrels as EncodEval does; a task file can keep its test whole). A pairs file (msmarco-pairs' layout)
+is not read there: its fields would need `columns:`, which BEIR's fixed field names leave out of a BEIR
+task file, so one reader serves both folders; pairs are written in BEIR's layout instead.
 A validation cut from train is counted (`splits.cut_validation`), so a small one is noted.
 
 Design. A hub id is only resolved to a folder (its mirror under $ENCODERLAB_HUB_DATA, else the local
@@ -41,11 +48,13 @@ import csv
 import json
 import os
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
+from encoderlab.eval.tasks.custom_data import VALIDATION_FRACTION
 from encoderlab.eval.tasks.localfiles import COMPRESSIONS, UNPACK, text_lines
 from encoderlab.eval.tasks.splits import cut_size, cut_validation
 from encoderlab.words import count
@@ -58,10 +67,52 @@ FILES = ("corpus.jsonl*", "queries.jsonl*", "qrels/*.tsv", "qrels/*.jsonl")
 
 
 def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskData:
-    """The task's examples from its `data.beir`; settings it would not read are refused first."""
+    """The task's examples from its `data.beir` (and, for a test-only folder, the training pairs of the
+    BEIR folder `data.train` names); settings it would not read are refused first."""
+    _check_fields(data, family, columns, where)
+    folder = beir_folder(data.beir, data.revision, base, where)
+    if beir_hub_id(data.beir, base) and not (folder / "qrels").is_dir():
+        raise UserError(
+            f"{where}: data.beir {data.beir!r}: the hub dataset has no qrels/ folder, which data.beir reads "
+            f"(as mteb/scifact has); qrels kept in a repository of their own (BEIR's: {data.beir}-qrels) are "
+            "not fetched: download both, put the qrels' .tsv files under qrels/ in the dataset's folder, and "
+            "name that folder"
+        )
+    if data.train and any(p.is_file() for p in _qrels_files(folder, "train")):
+        raise UserError(
+            f"{where}: data.beir {folder} has qrels/train and data.train names other training pairs; keep one "
+            "(drop data.train to train on this folder's judged pairs)"
+        )
+    if data.validation_fraction is not None and any(p.is_file() for p in _qrels_files(folder, "dev")):
+        raise UserError(f"{where}: qrels/dev and data.validation_fraction both give validation; keep one")
+    scored = _read(folder, ("dev", "test") if data.train else ("train", "dev", "test"), "data.beir", where)
+    trains = scored
+    if data.train:  # read after the scored folder, whose mistakes are the more likely (a test-only set)
+        trains = _read(
+            beir_folder(data.train, None, base, where, "data.train"), ("train",), "data.train", where
+        )
+    train, cut = trains.qrels["train"], "dev" not in scored.qrels
+    if cut:  # from the training pairs' folder, ranked against its corpus, as a cut of this folder's is
+        fraction = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
+        train, dev = _cut(train, fraction, data.seed, where)
+        val = _split(dev, trains.queries, trains.corpus)
+    else:
+        val = _split(scored.qrels["dev"], scored.queries, scored.corpus)
+    pairs = [
+        {"query": trains.queries[q], "document": trains.corpus[d], "doc_id": d}
+        for q, ds in train.items()
+        for d, grade in ds.items()
+        if grade >= 1
+    ]
+    data = TaskData(pairs, val, {"test": _split(scored.qrels["test"], scored.queries, scored.corpus)})
+    return cut_validation(data) if cut else data
+
+
+def _check_fields(data, family: str, columns: dict, where: str) -> None:
+    """Refuse the family and the `data` fields that data.beir does not read (`data.train` it does)."""
     if family != "ir":
         raise UserError(f"{where}: data.beir is retrieval data; write `family: ir`, or name data.train/test")
-    given = [f"data.{k}" for k in ("train", "validation", "test", "hub", "config", "test_fraction")]
+    given = [f"data.{k}" for k in ("validation", "test", "hub", "config", "test_fraction")]
     given = [k for k in given if getattr(data, k.removeprefix("data."))] + (
         ["data.splits"] if data.splits else []
     )
@@ -71,56 +122,54 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
             f"{where}: {', '.join(given)}: not read with data.beir (its files name the splits and fields); "
             "drop " + ("it" if len(given) == 1 else "them")
         )
-    folder = beir_folder(data.beir, data.revision, base, where)
-    if beir_hub_id(data.beir, base) and not (folder / "qrels").is_dir():
-        raise UserError(
-            f"{where}: data.beir {data.beir!r}: the hub dataset has no qrels/ folder, which data.beir reads "
-            f"(as mteb/scifact has); qrels kept in a repository of their own (BEIR's: {data.beir}-qrels) are "
-            "not fetched: download both, put the qrels' .tsv files under qrels/ in the dataset's folder, and "
-            "name that folder"
-        )
-    corpus = {k: _document(r) for k, r in _jsonl(folder, "corpus", where).items()}
-    queries = {k: r["text"] for k, r in _jsonl(folder, "queries", where).items()}
+
+
+@dataclass(frozen=True)
+class BeirFolder:
+    """What one BEIR folder gives: {id: document}, {id: query} and {split: its qrels}."""
+
+    corpus: dict[str, str]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, dict[str, int]]]
+
+
+def _read(folder: Path, names: tuple[str, ...], key: str, where: str) -> BeirFolder:
+    """`folder`'s corpus, queries and the qrels of `names` (train, dev, test; dev optional); `key` is the
+    field naming it (`data.beir`, or `data.train`: the training pairs' folder, read for train only)."""
+    corpus = {k: _document(r) for k, r in _jsonl(folder, "corpus", key, where).items()}
+    queries = {k: r["text"] for k, r in _jsonl(folder, "queries", key, where).items()}
     qrels = {}
-    for name in ("train", "dev", "test"):
+    for name in names:
         path = next((p for p in _qrels_files(folder, name) if p.is_file()), None)
         if path is not None:
             qrels[name] = _qrels(path, corpus, queries, where)
-        elif name == "train" and any(p.is_file() for p in _qrels_files(folder, "test")):
+        elif (
+            key == "data.beir" and name == "train" and any(p.is_file() for p in _qrels_files(folder, "test"))
+        ):
             raise UserError(_test_only(folder, where))
+        elif key == "data.train":
+            raise UserError(
+                f"{where}: data.train {folder} has no qrels/train.tsv (or .jsonl); beside data.beir, data.train "
+                "names the BEIR folder whose train qrels give the training pairs: name one that has them"
+            )
         elif name != "dev":
             raise UserError(
-                f"{where}: data.beir {folder} has no qrels/{name}.tsv (or .jsonl); BEIR's layout needs it"
+                f"{where}: {key} {folder} has no qrels/{name}.tsv (or .jsonl); BEIR's layout needs it"
             )
-    if "dev" in qrels and data.validation_fraction is not None:
-        raise UserError(f"{where}: qrels/dev and data.validation_fraction both give validation; keep one")
-    train, cut = qrels["train"], "dev" not in qrels
-    if cut:
-        train, qrels["dev"] = _cut(train, data.validation_fraction or 0.05, data.seed, where)
-    pairs = [
-        {"query": queries[q], "document": corpus[d], "doc_id": d}
-        for q, ds in train.items()
-        for d, grade in ds.items()
-        if grade >= 1
-    ]
-    val, test = (_split(qrels[n], queries, corpus) for n in ("dev", "test"))
-    data = TaskData(pairs, val, {"test": test})
-    return cut_validation(data) if cut else data
+    return BeirFolder(corpus, queries, qrels)
 
 
 def _test_only(folder: Path, where: str) -> str:
     """The refusal of test-only BEIR data (qrels/test without qrels/train: every BEIR set but MS MARCO, as
-    mteb/nq, mteb/quora), naming the fix. Paper 1 scores NQ and MLDR zero-shot with the retriever fine-tuned
-    on msmarco-pairs (`Task.trains_as`, EncodEval's `IR/nq/msmarco_pairs_lr...` results); the built-in
-    `paper-nq` and `paper-mldr` do. A task file has no such field: its loader would need the named task's
-    training pairs and a validation rule for a set without qrels/dev (`paper-nq` halves its test qrels), a
-    schema of its own, so until then the line says what works now rather than "BEIR's layout needs it",
-    which sent users to look for a file BEIR never published."""
+    mteb/nq, mteb/quora), naming the fix: `data.train`, the BEIR folder whose train qrels give the training
+    pairs (paper 1 scores NQ and MLDR zero-shot with the retriever fine-tuned on msmarco-pairs,
+    `Task.trains_as`, as the built-in `paper-nq` and `paper-mldr` do), or qrels/train.tsv in this folder.
+    It said "BEIR's layout needs it", which sent users to look for a file BEIR never published."""
     return (
         f"{where}: data.beir {folder} has qrels/test but no qrels/train.tsv (or .jsonl): test-only data, as "
-        "BEIR's sets other than msmarco are, and a task file trains only on its own folder's judged pairs; "
-        "for paper 1's zero-shot NQ or MLDR after msmarco-pairs run `--suite paper --tasks paper-nq "
-        "paper-mldr`, or add qrels/train.tsv judging queries and documents of this folder"
+        "BEIR's sets other than msmarco are; name the BEIR folder whose train qrels give the training pairs "
+        "in data.train (an msmarco folder, as paper 1 trains for NQ and MLDR: `--suite paper --tasks paper-nq "
+        "paper-mldr`), or add qrels/train.tsv judging queries and documents of this folder"
     )
 
 
@@ -132,14 +181,14 @@ def beir_hub_id(name: str, base: Path) -> str | None:
     return name
 
 
-def beir_folder(name: str, revision: str | None, base: Path, where: str) -> Path:
-    """The folder of `data.beir`: a folder (relative to the task file's), else a hub id's mirror or its
-    snapshot in the local hub cache (fetched unless offline)."""
+def beir_folder(name: str, revision: str | None, base: Path, where: str, key: str = "data.beir") -> Path:
+    """The folder of `data.beir` (or of `data.train` beside it, `key`): a folder (relative to the task
+    file's), else a hub id's mirror or its snapshot in the local hub cache (fetched unless offline)."""
     local = base / os.path.expanduser(name)
     if beir_hub_id(name, base) is None:
         if not local.is_dir():
             raise UserError(
-                f"{where}: data.beir {name!r} is neither a folder (looked for {local}) nor a hub dataset id "
+                f"{where}: {key} {name!r} is neither a folder (looked for {local}) nor a hub dataset id "
                 "(OWNER/NAME); fix the path or the id"
             )
         if revision:
@@ -163,14 +212,14 @@ def beir_folder(name: str, revision: str | None, base: Path, where: str) -> Path
         )
     except LocalEntryNotFoundError:
         raise UserError(
-            f"{where}: data.beir {name!r} is not a folder (looked for {local}), and with the hub "
+            f"{where}: {key} {name!r} is not a folder (looked for {local}), and with the hub "
             f"{'offline (HF_HUB_OFFLINE)' if hub_offline() else 'unreachable'} the hub cache has no snapshot of that "
             f"dataset; fetch it once with the hub reachable (`hf download --repo-type dataset {name}`), or name its "
             "folder"
         ) from None
     except Exception as exc:  # one line for any failed download: a missing repo, no connection
         line = hub_failure(name, "dataset", exc, "check the id and your connection, or name its folder")
-        raise UserError(f"{where}: data.beir: {line}") from None
+        raise UserError(f"{where}: {key}: {line}") from None
     return _noted(name, revision, Path(snapshot), snapshot=True)
 
 
@@ -186,7 +235,7 @@ def _noted(name: str, revision: str | None, folder: Path, *, snapshot: bool) -> 
     return folder
 
 
-def _data_file(folder: Path, stem: str, where: str) -> Path:
+def _data_file(folder: Path, stem: str, key: str, where: str) -> Path:
     """`<stem>.jsonl` in `folder`, else the same compressed as a task's data file may be (`.gz`, `.bz2`,
     `.xz`: `localfiles.COMPRESSIONS`; BEIR publishes `.jsonl.gz`). Missing, the refusal names what the
     folder holds instead: the file compressed as task files do not read it (`.zst`, `.zip`, ...:
@@ -199,24 +248,24 @@ def _data_file(folder: Path, stem: str, where: str) -> Path:
     if packed:
         path = packed[0]
         raise UserError(
-            f"{where}: data.beir {folder} has {path.name}, compressed as {path.suffix}, which is not read; "
+            f"{where}: {key} {folder} has {path.name}, compressed as {path.suffix}, which is not read; "
             f"unpack it (`{UNPACK[path.suffix.lower()]} {path}`) or recompress it with gzip ({stem}.jsonl.gz "
             "is read)"
         )
     archives = sorted(p.name for p in folder.glob("*.zip") if p.is_file())
     if archives:
         raise UserError(
-            f"{where}: data.beir {folder} has no {stem}.jsonl but holds {', '.join(archives)}, a zip archive, "
+            f"{where}: {key} {folder} has no {stem}.jsonl but holds {', '.join(archives)}, a zip archive, "
             f"which is not read; unpack it (`unzip {folder / archives[0]} -d {folder}`) and name the folder "
             f"holding {stem}.jsonl"
         )
-    raise UserError(f"{where}: data.beir {folder} has no {stem}.jsonl; BEIR's layout needs it")
+    raise UserError(f"{where}: {key} {folder} has no {stem}.jsonl; BEIR's layout needs it")
 
 
-def _jsonl(folder: Path, stem: str, where: str) -> dict[str, dict]:
+def _jsonl(folder: Path, stem: str, key: str, where: str) -> dict[str, dict]:
     """{_id: row} of corpus or queries; a row without `_id` or text, or an `_id` given twice, is one line
     (a file that is not UTF-8 or is damaged: the task files' line, `text_lines`)."""
-    path = _data_file(folder, stem, where)
+    path = _data_file(folder, stem, key, where)
     rows, lines = {}, {}
     with text_lines(path, where) as handle:
         for n, line in enumerate(handle, 1):

@@ -433,10 +433,12 @@ def task_from_file(path: Path | str) -> Task:
 
 
 def _hub_repos(spec: TaskSpec, base: Path) -> tuple[HubRepo, ...]:
-    """The hub dataset a task file's data names (`data.hub`, or `data.beir` as a hub id: `Task.hub_repos`;
-    none for local files). `base`: the task file's folder."""
+    """The hub datasets a task file's data names (`data.hub`, or `data.beir` as a hub id, and `data.train`
+    beside it as one, read at its default revision: `Task.hub_repos`; none for local files). `base`: the
+    task file's folder."""
     hub = spec.data.hub or (beir_hub_id(spec.data.beir, base) if spec.data.beir else None)
-    return (HubRepo(hub, spec.data.revision),) if hub else ()
+    trains = beir_hub_id(spec.data.train, base) if spec.data.beir and spec.data.train else None
+    return ((HubRepo(hub, spec.data.revision),) if hub else ()) + ((HubRepo(trains),) if trains else ())
 
 
 def file_hub_repos(paths) -> dict[str, tuple[HubRepo, ...]]:

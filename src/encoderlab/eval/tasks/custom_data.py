@@ -43,7 +43,8 @@ class DataSpec:
 
     train: str | None = None
     """Local file of the training split (CSV, TSV, JSONL or parquet; the first three also .gz, .bz2
-    or .xz), relative to the spec."""
+    or .xz), relative to the spec; beside `beir`, a BEIR folder (or hub id) whose train qrels give the
+    training pairs of a test-only set (`beir.py`)."""
     validation: str | None = None
     """Local validation file; when absent, `validation_fraction` of train becomes validation."""
     test: str | None = None
