@@ -136,7 +136,9 @@ def test_a_suites_tasks_are_checked_too(tmp_path, capsys, monkeypatch, no_weight
     argv = ["eval", str(model), "--tasks", "boolq", "--seeds", "0", "--out", str(out), "--check"]
     code, printed, err = run_cli(argv, capsys)
     assert code == 0, err
-    assert any(line.startswith("task boolq: sequence classification (sc)") for line in printed.splitlines())
+    # boolq is a pair task (`PairSCOptions`): named as a task file names its family, not sc's
+    boolq = "task boolq: sequence classification of text pairs (pair-sc)"
+    assert any(line.startswith(boolq) for line in printed.splitlines()), printed
     assert "  labels: 2 (" in printed and not out.exists()
     monkeypatch.delenv("ENCODERLAB_HOME")
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "empty"))

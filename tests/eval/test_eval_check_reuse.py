@@ -120,3 +120,30 @@ def test_results_of_a_hub_id_whose_weights_are_not_cached_are_said_not_counted(t
         "the model's weights, which are not in the local hub cache, and --check downloads none"
     ) in said.splitlines(), said
     assert "(weights not loaded)" in said.splitlines()[0], said
+
+
+def test_a_rerun_of_a_hub_id_whose_weights_are_cached_is_counted_from_the_cache_alone(
+    tmp_path, capsys, monkeypatch
+):
+    """The fingerprint of a cached hub id is read from its snapshot: before, --check loaded the id itself,
+    which online is a `snapshot_download` of the whole repo (`MODEL_FILES`, weights too): the hub asked,
+    and whatever the cache lacked fetched."""
+    _hub_copy(tmp_path, monkeypatch, with_weights=True)
+    fetched, fake = [], huggingface_hub.snapshot_download
+
+    def snapshot_download(repo_id, **kwargs):
+        if any(p.endswith("safetensors") for p in kwargs.get("allow_patterns") or ()):
+            fetched.append(kwargs)  # the weights asked of the hub: a download
+        return fake(repo_id, **kwargs)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # online (tests/conftest.py sets it): a load may ask the hub
+    out, task, grid = tmp_path / "e", str(_task(tmp_path)), ["--lrs", "1e-3", "--device", "cpu"]
+    folder = ["eval", str(tmp_path / "repo"), "--task-file", task, "--out", str(out), *grid]
+    assert run_cli([*folder, "--seeds", "0"], capsys)[0] == 0  # results of the repo's own weights
+    argv = ["eval", HUB_ID, "--task-file", task, "--out", str(out), *grid, "--seeds", "0", "1", "--check"]
+    code, checked, err = run_cli(argv, capsys)
+    assert code == 0 and not fetched, (err, fetched)
+    code, ran, err = run_cli([*folder, "--seeds", "0", "1"], capsys)  # the same weights: the same reuse
+    assert code == 0 and ran.splitlines()[0].startswith("reusing 1 of 2 runs"), (ran, err)
+    assert ran.splitlines()[0] in checked.splitlines(), checked

@@ -21,8 +21,9 @@ says where they were not compared (a hub id not cached: before, it said nothing 
 What a rerun into --out would reuse is said as the run says it (`commands.cache_lines`: `reusing K of N
 runs`, tasks whose earlier runs are of another version), and only where --out holds results: the cache
 is keyed by the model's fingerprint, a hash of its weights, so then, and only then, the weights are read
-(`protocol.load_eval_model`, on the CPU, nothing trained; not for a hub id whose weights are not cached,
-which --check never downloads). Trade-off: such a check takes the load's time and memory; a second
+(`protocol.load_eval_model`, on the CPU, nothing trained; a hub id's from its hub cache snapshot folder,
+`ModelCheck.weights_at`, not by its id, whose load online asks the hub and fetches what the cache lacks;
+not for a hub id whose weights are not cached, which --check never downloads). Trade-off: such a check takes the load's time and memory; a second
 count from paths or names would claim reuse for a retrained model in the same folder.
 
 What it leaves to the run: tokenising every example (`finetune.prepare`: minutes for paper 1's larger
@@ -51,7 +52,7 @@ from encoderlab.eval.families import check_inputs
 from encoderlab.eval.features import check_room
 from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.qa import check_question_room
-from encoderlab.eval.spec import FAMILY_NAMES, IRSplit, Task, training_groups
+from encoderlab.eval.spec import FAMILY_NAMES, IRSplit, PairSCOptions, Task, training_groups
 from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import get_task, load_task
 from encoderlab.eval.tasks.splits import split_notes
@@ -125,8 +126,10 @@ class ModelCheck:
     """The longest input it takes, from its config (None: not recorded there)."""
     pooling: ModelPooling
     """The poolings its config declares."""
-    weights_here: bool
-    """Its weights are on this machine: a folder, an asset, a mirror, or a hub id's hub-cache snapshot."""
+    weights_at: str | None
+    """Where its weights are read on this machine, without the network: `source` itself for a copy here
+    (a folder, an asset, a mirror), a hub id's hub cache snapshot folder (`model_files`' folder) when it
+    holds them; None where they are not here."""
     rows: str
     """What was said of the embedding rows: compared with the config, or why not."""
 
@@ -156,7 +159,8 @@ def check_model(source: str) -> ModelCheck:
             check_vocabulary(files.vocab_size, token_spec(files.tokenizer))
         require_tokenizer(source, files.tokenizer)
     pooling = declared_pooling(files.config, f"{source} (config.json)")
-    return ModelCheck(files.tokenizer, files.positions, pooling, here, _rows_said(compared, here))
+    at = str(source) if local else str(files.folder) if here else None
+    return ModelCheck(files.tokenizer, files.positions, pooling, at, _rows_said(compared, here))
 
 
 def _cached_weights(folder) -> bool:
@@ -207,7 +211,7 @@ def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> 
     store = ResultsStore(out / RESULTS, repair=False)
     if not store.records:
         return Rerun([], weights_read=False)
-    if not check.weights_here:
+    if check.weights_at is None:
         return Rerun(
             [
                 f"{store.path} holds results, but what a rerun would reuse is not counted: they are keyed by "
@@ -215,7 +219,10 @@ def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> 
             ],
             weights_read=False,
         )
-    return Rerun(cache_lines(store, load_eval_model(model), names, lrs, seeds), weights_read=True)
+    # the snapshot folder, not the hub id: online, the id's load is a `snapshot_download` that asks the hub
+    # for the repo's commit and fetches whatever of `MODEL_FILES` the cache lacks (the fingerprint hashes
+    # the weights and tokenizer, not the path, so the folder keys the same runs)
+    return Rerun(cache_lines(store, load_eval_model(check.weights_at), names, lrs, seeds), weights_read=True)
 
 
 def check_text(
@@ -247,12 +254,20 @@ def _positions(positions: int | None) -> str:
     return f"{positions:,} positions" if positions is not None else "positions not in its config"
 
 
+def _family(task: Task) -> str:
+    """The task's family as a task file names it: a pair task's options are `PairSCOptions`, whose
+    `family` is sc (the runs share sc's head and metrics), so it was printed "sequence classification
+    (sc)", the name of a task file family that takes one text."""
+    if isinstance(task.options, PairSCOptions):
+        return "sequence classification of text pairs (pair-sc)"
+    return f"{FAMILY_NAMES[task.family]} ({task.family})"
+
+
 def _task_lines(c: TaskCheck, grid: int) -> list[str]:
     task = c.task
     length = task.max_length if task.max_length is not None else "the model's (0.99 x its positions)"
     lines = [
-        f"task {task.name}: {FAMILY_NAMES[task.family]} ({task.family}), metric {task.metric}, "
-        f"max_length {length}",
+        f"task {task.name}: {_family(task)}, metric {task.metric}, max_length {length}",
         "  examples: " + ", ".join(f"{split} {size}" for split, size in c.splits.items()),
     ]
     if task.labels:
