@@ -38,8 +38,8 @@ def test_a_corpus_compressed_as_zst_names_the_file_and_the_command_that_unpacks_
     folder = write_beir(tmp_path / "sci")
     (folder / "corpus.jsonl").rename(folder / "corpus.jsonl.zst")  # its bytes are not read: the name refuses
     expected = (
-        "data.beir {w}/sci has corpus.jsonl.zst, compressed as .zst, which is not read; unpack it "
-        "(`zstd -d {w}/sci/corpus.jsonl.zst`) or recompress it with gzip (corpus.jsonl.gz is read)"
+        "data.beir {w}/sci: {w}/sci/corpus.jsonl.zst is compressed as .zst, which task files do not read; "
+        "unpack it first (`zstd -d {w}/sci/corpus.jsonl.zst`) or recompress it with gzip (corpus.jsonl.gz is read)"
     )
     _refused(tmp_path, capsys, expected, "task-file-beir-compressed")
 

@@ -66,6 +66,20 @@ COMPRESSIONS = {
 
 UNREAD_COMPRESSIONS = {".lz4": "lz4 -d", ".zip": "unzip", ".7z": "7z x"}
 """Compressions not read, with the command that unpacks them (named in the refusal)."""
+UNPACK_COMMANDS = {**UNREAD_COMPRESSIONS, ".zst": "zstd -d", ".zstd": "zstd -d"}
+"""The command that unpacks each compression some reader refuses: zstd too, which a corpus reads with a
+zstd module and a task file never (`eval.tasks.localfiles`)."""
+
+
+def compressed_unread(path: Path, unread_by: str) -> str:
+    """The clause refusing `path`, compressed (`UNPACK_COMMANDS`) as `unread_by` says is not read
+    ("encoderlab does not read", "task files do not read"), with its fix: the command that unpacks it, or gzip, which every reader reads. The one
+    wording of a corpus's, a task file's and a BEIR folder's refusal (three copies drifted apart before)."""
+    command = UNPACK_COMMANDS[path.suffix.lower()]
+    return (
+        f"{path} is compressed as {path.suffix}, which {unread_by}; unpack it first "
+        f"(`{command} {path}`) or recompress it with gzip"
+    )
 
 
 DECOMPRESS_ERRORS = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) + (
@@ -99,14 +113,9 @@ def unreadable(path: Path) -> str | None:
     if suffix in (".zst", ".zstd") and not has_zstd():
         return (
             f"{path} is zstd-compressed and this Python has no zstd module; "
-            f"pip install 'encoderlab[zstd]', or unpack it first (`zstd -d {path}`)"
+            f"pip install 'encoderlab[zstd]', or unpack it first (`{UNPACK_COMMANDS[suffix]} {path}`)"
         )
-    if suffix in UNREAD_COMPRESSIONS:
-        return (
-            f"{path} is compressed as {path.suffix}, which encoderlab does not read; unpack it first "
-            f"(`{UNREAD_COMPRESSIONS[suffix]} {path}`) or recompress it with gzip"
-        )
-    return None
+    return compressed_unread(path, "encoderlab does not read") if suffix in UNREAD_COMPRESSIONS else None
 
 
 def unread_reason(path: Path) -> str:

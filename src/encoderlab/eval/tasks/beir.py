@@ -51,11 +51,12 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoderlab.data.filekinds import UNPACK_COMMANDS, compressed_unread
 from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
 from encoderlab.eval.tasks.custom_data import VALIDATION_FRACTION
-from encoderlab.eval.tasks.localfiles import COMPRESSIONS, UNPACK, text_lines
+from encoderlab.eval.tasks.localfiles import COMPRESSIONS, text_lines
 from encoderlab.eval.tasks.splits import cut_size, cut_validation
 from encoderlab.words import count
 
@@ -239,18 +240,16 @@ def _data_file(folder: Path, stem: str, key: str, where: str) -> Path:
     """`<stem>.jsonl` in `folder`, else the same compressed as a task's data file may be (`.gz`, `.bz2`,
     `.xz`: `localfiles.COMPRESSIONS`; BEIR publishes `.jsonl.gz`). Missing, the refusal names what the
     folder holds instead: the file compressed as task files do not read it (`.zst`, `.zip`, ...:
-    `localfiles.UNPACK`, with its command), or a zip archive, as BEIR's datasets are downloaded
+    `filekinds.UNPACK_COMMANDS`, with its command), or a zip archive, as BEIR's datasets are downloaded
     (`scifact.zip`, unpacking to `scifact/corpus.jsonl`): it said "has no corpus.jsonl" beside them."""
     for name in (f"{stem}.jsonl", *(f"{stem}.jsonl{c}" for c in COMPRESSIONS)):
         if (folder / name).is_file():
             return folder / name
-    packed = [folder / f"{stem}.jsonl{c}" for c in UNPACK if (folder / f"{stem}.jsonl{c}").is_file()]
+    packed = [folder / f"{stem}.jsonl{c}" for c in UNPACK_COMMANDS if (folder / f"{stem}.jsonl{c}").is_file()]
     if packed:
         path = packed[0]
         raise UserError(
-            f"{where}: {key} {folder} has {path.name}, compressed as {path.suffix}, which is not read; "
-            f"unpack it (`{UNPACK[path.suffix.lower()]} {path}`) or recompress it with gzip ({stem}.jsonl.gz "
-            "is read)"
+            f"{where}: {key} {folder}: {compressed_unread(path, 'task files do not read')} ({stem}.jsonl.gz is read)"
         )
     archives = sorted(p.name for p in folder.glob("*.zip") if p.is_file())
     if archives:

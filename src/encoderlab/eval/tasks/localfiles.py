@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
+from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNPACK_COMMANDS, compressed_unread, decompressed
 from encoderlab.data.hub import import_datasets
 from encoderlab.errors import UserError, first_line, not_utf8, save_as_utf8
 from encoderlab.paths import visible_entries
@@ -36,15 +36,13 @@ BUILDERS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".p
 """A data file's suffix -> the `datasets` builder that reads it."""
 COMPRESSIONS = (".gz", ".bz2", ".xz")
 """Compressions a task's CSV, TSV or JSON lines file may have (read by `datasets` itself)."""
-UNPACK = {**UNREAD_COMPRESSIONS, ".zst": "zstd -d", ".zstd": "zstd -d"}
-"""Compressions refused, with the command that unpacks them."""
 KINDS = ".csv, .tsv, .jsonl/.json or .parquet (the first four also as .gz, .bz2 or .xz)"
 
 
 def plain_suffix(path: Path) -> str:
     """The format's suffix of a data file name, under any compression suffix (`a.tsv.gz` -> `.tsv`)."""
     suffix = path.suffix.lower()
-    return Path(path.stem).suffix.lower() if suffix in COMPRESSIONS or suffix in UNPACK else suffix
+    return Path(path.stem).suffix.lower() if suffix in COMPRESSIONS or suffix in UNPACK_COMMANDS else suffix
 
 
 def task_files(paths) -> list[Path]:
@@ -93,11 +91,8 @@ def builder_of(paths: dict[str, Path], where: str) -> str:
     """The one `datasets` builder that reads all of `paths` ({split: file}); else one line."""
     for path in paths.values():
         suffix = path.suffix.lower()
-        if suffix in UNPACK and plain_suffix(path) in BUILDERS:
-            raise UserError(
-                f"{where}: {path} is compressed as {path.suffix}, which task files do not read; unpack it "
-                f"first (`{UNPACK[suffix]} {path}`) or recompress it with gzip"
-            )
+        if suffix in UNPACK_COMMANDS and plain_suffix(path) in BUILDERS:
+            raise UserError(f"{where}: {compressed_unread(path, 'task files do not read')}")
     # .csv and .tsv share a builder but not a separator: a mix would read one with the other's
     kinds = {
         None
