@@ -26,6 +26,7 @@ from pathlib import Path
 from encoderlab.data.hub import HUB_DATA_ENV, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hubexport import export_source
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import cut_size
@@ -203,7 +204,7 @@ def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[di
         raise UserError(
             f"{where}: data.splits.test and data.test_fraction both give the test split; keep one"
         )
-    source = HubSource(data.hub, data.config, data.revision)
+    source = export_source(HubSource(data.hub, data.config, data.revision))  # an export's config: its files
     ds = load_hub(source)
     names = {s: data.splits.get(s, s) for s in SPLITS}
     unknown = sorted(set(data.splits) - set(SPLITS))

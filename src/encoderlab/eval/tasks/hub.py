@@ -22,7 +22,6 @@ future `*/nq` would).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from encoderlab.eval.tasks.hubcomplete import (
     refuse_missing,
     unchecked,
 )
+from encoderlab.eval.tasks.huboffline import offline_revision
 from encoderlab.eval.tasks.hubtree import tree_file
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 from encoderlab.eval.tasks.rowplaces import file_places, hub_places
@@ -125,7 +125,7 @@ def load_hub(source: HubSource):
         first = first_line(cause(exc))
         if (configs := _config_problem(exc, source)) is not None:
             raise UserError(f"cannot load {source.describe()} from {path}: {configs}") from None
-        if not (mirror or snapshot) and (revision := _offline_revision(datasets, source)) is not None:
+        if not (mirror or snapshot) and (revision := offline_revision(datasets, source)) is not None:
             raise UserError(f"cannot load {source.describe()}: {revision}") from None
         if mirror:
             fix = "check the mirror's files against docs/evaluation.md"
@@ -155,44 +155,14 @@ def _config_problem(exc: BaseException, source: HubSource) -> str | None:
     listed = CONFIGS.match(str(exc)) if isinstance(exc, ValueError) else None
     if listed is None:
         return None
-    names = ", ".join(n.strip(" '\"") for n in listed.group(1).split(","))
-    which = f"no config {source.config!r}" if source.config else "none was named"
-    return f"it has configs {names}, and {which}; name one (a task file's data.config)"
+    return configs_named([n.strip(" '\"") for n in listed.group(1).split(",")], source.config)
 
 
-def _offline_revision(datasets, source: HubSource) -> str | None:
-    """Offline, a pinned revision (`data.revision`) that the local hub cache lacks of a repo it holds at
-    others: what it holds and the download of this one. It was "Couldn't reach ... on the Hub
-    (OfflineModeIsEnabled); check the name and your connection", the repo on disk at another revision,
-    which a load never reads in its place (as a model's pinned id offline: `hubmodels._offline_refusal`)."""
-    from encoderlab.data.hubmodels import cache_storage, cached_revisions, held_text
-
-    if source.revision is None or not datasets.config.HF_HUB_OFFLINE:
-        return None
-    storage, held = cache_storage(source.repo, "datasets"), cached_revisions(source.repo, "datasets")
-    if (
-        not held
-        or (storage / "refs" / source.revision).is_file()
-        or (storage / "snapshots" / source.revision).is_dir()
-    ):
-        return None  # none of the repo (the line as before), or the revision held: another problem
-    return (
-        f"the hub is offline ({_offline_variable(datasets)}=1) and the local hub cache has no revision "
-        f"{source.revision!r} of {source.repo} (it holds {held_text(held)}); download it with the hub online (hf download --repo-type dataset "
-        f"--revision {source.revision} {source.repo}), or, in a task file, pin one it holds (data.revision: {held[0]})"
-    )
-
-
-def _offline_variable(datasets) -> str:
-    """The variable that took `datasets` offline: it reads HF_DATASETS_OFFLINE, where set, before
-    HF_HUB_OFFLINE (`datasets.config.HF_HUB_OFFLINE`); a line naming HF_HUB_OFFLINE alone named a variable
-    the user who set only HF_DATASETS_OFFLINE had not set."""
-    value = os.environ.get("HF_DATASETS_OFFLINE")
-    return (
-        "HF_DATASETS_OFFLINE"
-        if value is not None and value.upper() in datasets.config.ENV_VARS_TRUE_VALUES
-        else "HF_HUB_OFFLINE"
-    )
+def configs_named(configs: list[str], config: str | None) -> str:
+    """The refusal's clause of a config left out (`config` None) or not among a dataset's `configs`: a
+    `datasets` config (`_config_problem`) or a parquet export's folder (`hubexport.export_source`)."""
+    which = f"no config {config!r}" if config else "none was named"
+    return f"it has configs {', '.join(configs)}, and {which}; name one (a task file's data.config)"
 
 
 @dataclass(frozen=True)

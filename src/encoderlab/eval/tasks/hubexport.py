@@ -1,0 +1,95 @@
+"""A config of a hub dataset's parquet export (`refs/convert/parquet`), as a task file names it
+(`data: {hub: OWNER/NAME, revision: refs/convert/parquet, config: CONFIG}`), turned into the export's files.
+
+The hub's parquet converter writes one folder per config on that branch, `<config>/<split>/0000.parquet`
+(`0001.parquet`, ... for a large split; its 2023 layout was `<config>/<name>-<split>.parquet`), and no
+card: nothing there tells `datasets` the configs. So `load_dataset(repo, name=CONFIG, revision=...)` was
+refused as "it has configs default, and no config 'CONFIG'", and without a config `datasets`' default
+patterns (`**/train/**`, ...) read every config's split folders as one split: a multi-config export (GLUE's)
+mixed its configs' rows, and their label sets, unsaid. Here the export's files are listed, and the config's
+splits passed as `data_files` (`hub.export_files`: the globs the built-in tasks read an export with), so
+the config is picked and its split names are the export's own (`validation_matched`, which the default
+patterns would fold into validation with `validation_mismatched`).
+
+Where the listing comes from: a mirror's folder (`ENCODERLAB_HUB_DATA`); with the hub reachable, the
+branch's file list (one request, `HfApi.list_repo_files`); offline, the hub cache's snapshot of the branch.
+Trade-off: online that is one request more than `load_dataset` makes; a listing that cannot be had (the hub
+unreachable, nothing cached) leaves the source as named, and `load_hub` gives its own line for it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
+
+from encoderlab.data.hub import dataset_location, import_datasets, quiet_hub
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, configs_named, export_files
+
+SHARD = re.compile(r"-\d{5}-of-\d{5}$")
+"""The shard suffix of the 2023 layout's file names (`glue-train-00000-of-00002.parquet`)."""
+
+
+def export_source(source: HubSource) -> HubSource:
+    """`source` with its parquet export's config as that config's files (`data_files`, config None, as
+    the built-in tasks name an export); as it is where it names no export, names files already, or the
+    export cannot be listed. Refused, naming the export's configs, where it names none and the export has
+    several, or one the export lacks."""
+    if source.revision != PARQUET_EXPORT or source.data_files:
+        return source
+    paths = _export_paths(source)
+    if not paths:
+        return source
+    configs = sorted({p.parts[0] for p in paths if len(p.parts) > 1})
+    config = source.config or (configs[0] if len(configs) == 1 else None)
+    if config not in configs:
+        raise UserError(f"cannot load {source.describe()}: {configs_named(configs, source.config)}")
+    splits = sorted({split for p in paths if p.parts[0] == config and (split := _split(p)) is not None})
+    return replace(source, config=None, data_files=export_files(config, tuple(splits)))
+
+
+def _split(path: PurePosixPath) -> str | None:
+    """The split a file of the export holds: `<config>/<split>/NNNN.parquet`, or the 2023 layout's
+    `<config>/<name>-<split>[-00000-of-0000N].parquet`."""
+    if len(path.parts) == 3:
+        return path.parts[1]
+    if len(path.parts) == 2 and "-" in path.stem:
+        return SHARD.sub("", path.stem).rsplit("-", 1)[1]
+    return None
+
+
+def _export_paths(source: HubSource) -> list[PurePosixPath]:
+    """The parquet files of the export, relative to the branch's root; [] where they cannot be listed."""
+    location = dataset_location(source.repo, source.revision)
+    if location != source.repo:  # a mirror of the branch
+        folder = Path(location)
+        return [PurePosixPath(p.relative_to(folder).as_posix()) for p in folder.rglob("*.parquet")]
+    names = _cached_names(source) if import_datasets().config.HF_HUB_OFFLINE else _hub_names(source)
+    return [PurePosixPath(n) for n in names if n.endswith(".parquet")]
+
+
+def _hub_names(source: HubSource) -> list[str]:
+    from huggingface_hub import HfApi
+
+    try:
+        with quiet_hub():
+            return HfApi().list_repo_files(source.repo, repo_type="dataset", revision=source.revision)
+    except Exception:  # noqa: BLE001 (unreachable, unknown: `load_hub` names the problem in its line)
+        return []
+
+
+def _cached_names(source: HubSource) -> list[str]:
+    """The files of the hub cache's snapshot of the export (no network); [] for none."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        with quiet_hub():
+            folder = Path(
+                snapshot_download(
+                    source.repo, repo_type="dataset", revision=source.revision, local_files_only=True
+                )
+            )
+    except Exception:  # noqa: BLE001 (none cached, or cut short: `load_hub`'s offline lines say which)
+        return []
+    return [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]

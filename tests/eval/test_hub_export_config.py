@@ -1,0 +1,104 @@
+"""A task file picks a config of a hub dataset's parquet export (`data: {hub: ..., revision:
+refs/convert/parquet, config: ...}`, `eval/tasks/hubexport.py`).
+
+The fixture writes the export as the hub's parquet converter lays it out: one folder per config, one per
+split in it, `<config>/<split>/0000.parquet`, no card (the converter's commits on that branch, e.g.
+"Update parquet files" adding `default/train/0000.parquet`, `default/validation/0000.parquet`, or
+`split_2/train/0000.parquet` for a config `split_2`; huggingface.co/datasets/<repo>/commit/... pages of
+parquet-converter, 2026-12-06). The configs differ in their labels and split names (GLUE's mnli has
+`validation_matched` and `validation_mismatched`). Before, a config was refused ("it has configs default,
+and no config 'nli'"), and no config read both configs' rows as one dataset, unsaid."""
+
+from __future__ import annotations
+
+import pytest
+from datasets import ClassLabel, Dataset, Features, Value
+from tests.eval.fixtures import write_task_file
+from tests.eval.test_hub_csv_snapshot import COMMIT, cache, write_tree  # noqa: F401
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks import load_task
+from encoderlab.eval.tasks.custom import task_from_file
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+REPO = "someone/multi"
+EXPORT = "refs/convert/parquet"
+CONFIGS = {
+    "sentiment": (("negative", "positive"), {"train": 40, "validation": 6, "test": 8}),
+    "nli": (
+        ("entailment", "neutral", "contradiction"),
+        {"train": 30, "validation_matched": 5, "validation_mismatched": 7},
+    ),
+}
+
+
+def _export(folder):
+    """REPO's export at `folder` (a mirror: `hf download --repo-type dataset REPO --revision EXPORT --local-dir
+    folder`, or a hub cache snapshot of the branch), each row's text naming its config and split."""
+    for config, (labels, splits) in CONFIGS.items():
+        features = Features({"text": Value("string"), "label": ClassLabel(names=list(labels))})
+        for split, n in splits.items():
+            path = folder / config / split / "0000.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            rows = {
+                "text": [f"{config} {split} row {i}" for i in range(n)],
+                "label": [i % len(labels) for i in range(n)],
+            }
+            Dataset.from_dict(rows, features=features).to_parquet(path)
+    return folder
+
+
+def _spec(tmp_path, config, splits=None):
+    data = {
+        "hub": REPO,
+        "revision": EXPORT,
+        **({"config": config} if config else {}),
+        **({"splits": splits} if splits else {}),
+    }
+    return write_task_file(tmp_path, "t.yaml", name="mine", family="sc", columns={"text": "text"}, data=data)
+
+
+@pytest.fixture
+def mirror(tmp_path, monkeypatch):
+    _export(tmp_path / "mirrors" / REPO)
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "mirrors"))
+
+
+@pytest.mark.usefixtures("mirror")
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_a_config_of_a_parquet_export_reads_its_own_files_and_split_names(tmp_path, config):
+    labels, splits = CONFIGS[config]
+    test = "validation_mismatched" if config == "nli" else "test"
+    mapped = {"test": test, "validation": None} if config == "nli" else None
+    task, data = load_task(task_from_file(_spec(tmp_path, config, mapped)))
+    assert task.labels == labels  # this config's classes, not the other's
+    assert len(data.tests["test"]) == splits[test]
+    read = [*data.train, *data.val, *data.tests["test"]]
+    assert {r["text"].split()[0] for r in read} == {config}  # nothing of the other config
+    assert len(data.train) + len(data.val) == splits["train"] + splits.get("validation", 0)
+
+
+@pytest.mark.usefixtures("mirror")
+@pytest.mark.parametrize(("config", "said"), [(None, "none was named"), ("sst2", "no config 'sst2'")])
+def test_an_export_config_left_out_or_unknown_names_the_exports_configs(tmp_path, config, said):
+    with pytest.raises(UserError) as err:
+        load_task(task_from_file(_spec(tmp_path, config)))
+    names = ", ".join(sorted(CONFIGS))
+    assert str(err.value).endswith(
+        f": it has configs {names}, and {said}; name one (a task file's data.config)"
+    )
+    assert "\n" not in str(err.value)
+
+
+def test_a_config_of_an_export_in_the_hub_cache_is_read_offline(tmp_path, cache):  # noqa: F811
+    """The branch's snapshot as huggingface_hub caches it (refs/refs/convert/parquet names the commit)."""
+    storage = cache / f"datasets--{REPO.replace('/', '--')}"
+    snapshot = _export(storage / "snapshots" / COMMIT)
+    files = {p.relative_to(snapshot).as_posix(): p.read_bytes() for p in snapshot.rglob("*") if p.is_file()}
+    write_tree(storage, COMMIT, files)  # as `hf download --revision refs/convert/parquet` leaves it
+    (storage / "refs" / "refs" / "convert").mkdir(parents=True)
+    (storage / "refs" / EXPORT).write_text(COMMIT)
+    task, data = load_task(task_from_file(_spec(tmp_path, "sentiment")))
+    assert (
+        task.labels == CONFIGS["sentiment"][0] and len(data.tests["test"]) == CONFIGS["sentiment"][1]["test"]
+    )
