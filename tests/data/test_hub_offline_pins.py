@@ -50,7 +50,10 @@ def test_a_pinned_revision_of_a_repo_the_cache_lacks_names_the_download(tmp_path
     assert str(refused.value) == expected
     with pytest.raises(UserError) as unpinned:  # unpinned: the line as before
         load_pretrained(HUB_ID)
-    assert str(unpinned.value).endswith(f"; pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}")
+    assert str(unpinned.value).endswith(  # both ways to fill the cache, as every line of what it lacks
+        f"; run once with the hub reachable (HF_HUB_OFFLINE unset), or `hf download {HUB_ID}`; or pass a local "
+        f"folder, or mirror the repo and set {HUB_MODELS_ENV}"
+    )
 
 
 def test_a_command_reading_a_revision_the_cache_lacks_is_one_line_and_writes_nothing(

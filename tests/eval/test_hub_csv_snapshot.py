@@ -248,7 +248,7 @@ def test_a_snapshot_whose_fetch_was_cut_short_is_refused_offline_not_read_short(
         f"cannot load me/shards from the hub cache: its snapshot {snapshot} lacks "
         "data/train-00001-of-00002.csv of the files the dataset was fetched with (a download cut short, or "
         "one of some files only), so its splits would miss rows; run once with the hub reachable "
-        f"(HF_HUB_OFFLINE unset), or `hf download --repo-type dataset me/shards --revision {COMMIT}`"
+        f"(HF_HUB_OFFLINE unset), or `hf download --repo-type dataset --revision {COMMIT} me/shards`"
     )
     # the fix the line names: one load with the hub reachable fetches the rest, then offline reads it all
     _online(monkeypatch, cache, "me/shards", folder)
@@ -288,9 +288,10 @@ def test_a_damaged_snapshot_record_is_one_line_whose_fix_reads_the_dataset_whole
         record.write_text(json.dumps({"configs": {config: 3}}) if damage == "files not a list" else "{")
     expected = (
         f"cannot load me/shards: {record} is damaged (not the JSON encoderlab writes there); delete it, then "
-        "load once with the hub reachable (HF_HUB_OFFLINE unset), which records again which files "
-        "encoderlab fetched into the hub cache's snapshot (offline, a snapshot without that record or "
-        "huggingface_hub's file list of the repo is refused: it may be cut short)"
+        "fetch the dataset again, which records which files are in the hub cache's snapshot (offline, a "
+        "snapshot without encoderlab's record or huggingface_hub's file list of the repo is refused: it may be "
+        "cut short): run once with the hub reachable (HF_HUB_OFFLINE unset), or "
+        "`hf download --repo-type dataset me/shards`"
     )
     for offline in (False, True):  # the same line online (before any fetch) and offline
         monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", offline)

@@ -77,7 +77,7 @@ def _line(snapshot: Path, repo: str, source: str, missing: str) -> str:
         f"cannot load {source} from the hub cache: its snapshot {snapshot} lacks {missing} of the files "
         f"the repo's file list ({listed}) names for it (a download cut short, or one of some files only), "
         "so its splits would miss rows; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset {repo} --revision {COMMIT}`"
+        f"`hf download --repo-type dataset --revision {COMMIT} {repo}`"
     )
 
 
@@ -89,7 +89,7 @@ def _unchecked_line(snapshot: Path, repo: str) -> str:
         "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
         f"of the repo at that commit, {listed}), so a download cut short would give splits missing rows, "
         "unseen; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset {repo} --revision {COMMIT}`"
+        f"`hf download --repo-type dataset --revision {COMMIT} {repo}`"
     )
 
 
@@ -214,7 +214,7 @@ def test_a_snapshot_lacking_the_card_its_file_list_names_says_so_not_check_your_
         f"of the dataset card files the repo's file list ({listed}) names (a download cut short, or one "
         "of some files only), so `datasets` cannot resolve its configs and splits; run once with the hub "
         "reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset me/configs --revision {COMMIT}`"
+        f"`hf download --repo-type dataset --revision {COMMIT} me/configs`"
     )
     _downloaded(cache, "me/configs", REPO, ["README.md"])  # the fix the line names
     assert load_hub(HubSource("me/configs", "a"))["train"]["review"] == ["a0", "a1"]

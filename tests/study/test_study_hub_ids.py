@@ -31,8 +31,8 @@ def check_hub_ids(spec):
 
 OFFLINE = (
     r"study mini, run b: model 'someone/enc' is not a folder or asset, and the hub is offline \(HF_HUB_OFFLINE=1\), "
-    r"and there is no folder {sub}/someone/enc; pass a local folder, or mirror the repo and set "
-    r"ENCODERLAB_HUB_MODELS$"
+    r"and there is no folder {sub}/someone/enc; run once with the hub reachable \(HF_HUB_OFFLINE unset\), or "
+    r"`hf download someone/enc`; or pass a local folder, or mirror the repo and set ENCODERLAB_HUB_MODELS$"
 )
 
 

@@ -70,6 +70,21 @@ def hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
 
 
+def hf_download(repo: str, kind: str = "model", revision: str | None = None) -> str:
+    """The `hf download` command that fills the local hub cache with the repo `repo` (`kind`: "model" or
+    "dataset"), at `revision` when one is named: one spelling for every refusal (`refetch_fix`)."""
+    repo_type = " --repo-type dataset" if kind == "dataset" else ""
+    return f"hf download{repo_type}{f' --revision {revision}' if revision else ''} {repo}"
+
+
+def refetch_fix(repo: str, kind: str = "model", revision: str | None = None) -> str:
+    """The fix of a refusal of what the local hub cache lacks, or may hold cut short: both ways to fill
+    it, the hub reachable once or `hf download` of the repo. Older lines named only the first (HF_HUB_OFFLINE
+    unset), which a user offline on purpose (a compute node) cannot take: `hf download` runs wherever the
+    hub is reachable, into the same cache."""
+    return f"run once with the hub reachable (HF_HUB_OFFLINE unset), or `{hf_download(repo, kind, revision)}`"
+
+
 def mirror_root(kind: str = "dataset") -> Path | None:
     """The folder of `kind` ("dataset" or "model") mirrors, if its variable is set (a folder)."""
     env = _ENVS[kind]
@@ -140,15 +155,12 @@ def mirror_location(
         return hub_id
     folder = root / hub_id
     if not folder.is_dir():
-        args = (" --repo-type dataset" if kind == "dataset" else "") + (
-            f" --revision {revision}" if revision else ""
-        )
         here, check = (
             (no_folder(local or hub_id, base), "check the path, or ") if kind == "model" else ("", "")
         )
         raise UserError(
             f"{_ENVS[kind]}={root} has no mirror of {hub_id}{here}; {check}download it with: "
-            f"hf download{args} {hub_id} --local-dir {folder}"
+            f"{hf_download(hub_id, kind, revision)} --local-dir {folder}"
         )
     return str(folder)
 
@@ -386,8 +398,7 @@ def resolve_dataset(
         pin, fix = (
             (
                 f" pinned at #hf_revision={revision}",
-                " at that revision (hf download --repo-type dataset --revision "
-                f"{revision} {hub_id} --local-dir DIR/{hub_id})",
+                f" at that revision ({hf_download(hub_id, 'dataset', revision)} --local-dir DIR/{hub_id})",
             )
             if revision
             else ("", "")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from encoderlab.data.hub import (
     HUB_MODELS_ENV,
+    hf_download,
     hub_failure,
     hub_offline,
     is_commit,
@@ -36,6 +37,7 @@ from encoderlab.data.hub import (
     no_revision,
     quiet_hub,
     reach_hub,
+    refetch_fix,
     well_formed_hub_id,
 )
 from encoderlab.data.mirrorpin import check_mirror_pin, mirror_commit, mirror_files, refuse_branch_pin
@@ -148,16 +150,17 @@ def _offline_refusal(hub_id: str, what: str, base: Path | None) -> UserError:
     start = f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1)"
     repo, revision = split_revision(hub_id)
     if revision is None:
-        return UserError(
-            f"{start}{no_folder(hub_id, base)}; pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
+        return UserError(  # the fix of what the cache lacks, as every such line (it named neither way to fill it)
+            f"{start}{no_folder(hub_id, base)}; {refetch_fix(repo)}; or pass a local folder, or mirror the repo "
+            f"and set {HUB_MODELS_ENV}"
         )
     held = cached_revisions(repo)
     holds = f"it holds {held_text(held)}" if held else "nor any other"
     other = f"pin one it holds ({repo}@{held[0]})" if held else "pass a local folder"
     return UserError(
         f"{start}, and the local hub cache has no revision '{revision}' of {repo} ({holds})"
-        f"{no_folder(hub_id, base)}; download it with the hub online (hf download --revision {revision} "
-        f"{repo}), or {other}"
+        f"{no_folder(hub_id, base)}; download it with the hub online ({hf_download(repo, 'model', revision)}), "
+        f"or {other}"
     )
 
 
@@ -250,7 +253,7 @@ def missing_blob(file: Path) -> UserError | None:
             repo, commit = parts[i].removeprefix("models--").replace("--", "/", 1), parts[i + 2]
             return UserError(
                 f"{file} links to a blob the local hub cache no longer holds; download commit {commit} again "
-                f"with the hub online (it fetches the missing blobs): hf download --revision {commit} {repo}"
+                f"with the hub online (it fetches the missing blobs): {hf_download(repo, 'model', commit)}"
             )
     return None
 

@@ -97,8 +97,9 @@ def check_mirror_pin(
     at that commit and not edited since (module docstring): a dataset's card and the data files of its
     split, a model's configs, weights and tokenizer files (`kind`: "dataset" or "model")."""
     where = _where(hub_id, folder, pin, env, kind)
-    repo_type = " --repo-type dataset" if kind == "dataset" else ""
-    again = f"hf download{repo_type} --revision {pin} {hub_id} --local-dir {folder}"
+    from encoderlab.data.hub import hf_download
+
+    again = f"{hf_download(hub_id, kind, pin)} --local-dir {folder}"
     drop = f"(or {_drop(pin, kind)} to read the mirror as it is)"
     card = ["README.md"] if kind == "dataset" and (folder / "README.md").is_file() else []
     for path in card + paths:

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.data.filekinds import UNPACK_COMMANDS, compressed_unread
-from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, well_formed_hub_id
+from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, refetch_fix, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
 from encoderlab.eval.tasks.custom_data import VALIDATION_FRACTION
@@ -215,8 +215,7 @@ def beir_folder(name: str, revision: str | None, base: Path, where: str, key: st
         raise UserError(
             f"{where}: {key} {name!r} is not a folder (looked for {local}), and with the hub "
             f"{'offline (HF_HUB_OFFLINE)' if hub_offline() else 'unreachable'} the hub cache has no snapshot of that "
-            f"dataset; fetch it once with the hub reachable (`hf download --repo-type dataset {name}`), or name its "
-            "folder"
+            f"dataset; {refetch_fix(name, 'dataset', revision)}, or name its folder"
         ) from None
     except Exception as exc:  # one line for any failed download: a missing repo, no connection
         line = hub_failure(name, "dataset", exc, "check the id and your connection, or name its folder")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab.atomic import write_json_atomic
+from encoderlab.data.hub import refetch_fix
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hubtree import BUILDER_EXTENSIONS, Listed, listed_files, tree_file
 from encoderlab.locks import one_at_a_time
@@ -57,9 +58,9 @@ def _read_record(path: Path, source: HubSource) -> dict:
     if not all(isinstance(f, list) and all(isinstance(n, str) for n in f) for f in files):
         raise UserError(
             f"cannot load {source.describe()}: {path} is damaged (not the JSON encoderlab writes there); "
-            "delete it, then load once with the hub reachable (HF_HUB_OFFLINE unset), which records again "
-            "which files encoderlab fetched into the hub cache's snapshot (offline, a snapshot without that "
-            "record or huggingface_hub's file list of the repo is refused: it may be cut short)"
+            "delete it, then fetch the dataset again, which records which files are in the hub cache's "
+            "snapshot (offline, a snapshot without encoderlab's record or huggingface_hub's file list of the "
+            f"repo is refused: it may be cut short): {refetch_fix(source.repo, 'dataset', source.revision)}"
         )
     return configs
 
@@ -101,10 +102,7 @@ def _refetch(source: HubSource, folder: Path) -> str:
     """The fix of a hub cache snapshot that is, or may be, incomplete: what fetches its files and records
     them (encoderlab's record, or huggingface_hub's file list: `hf download` of the repo, not of one file,
     goes through `snapshot_download`, which writes trees/COMMIT.json before fetching)."""
-    return (
-        "run once with the hub reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset {source.repo} --revision {folder.name}`"
-    )
+    return refetch_fix(source.repo, "dataset", folder.name)
 
 
 def refuse_missing(

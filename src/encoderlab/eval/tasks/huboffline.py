@@ -18,6 +18,7 @@ def offline_revision(datasets, source: HubSource) -> str | None:
     others: what it holds and the download of this one. It was "Couldn't reach ... on the Hub
     (OfflineModeIsEnabled); check the name and your connection", the repo on disk at another revision,
     which a load never reads in its place (as a model's pinned id offline: `hubmodels._offline_refusal`)."""
+    from encoderlab.data.hub import hf_download
     from encoderlab.data.hubmodels import cache_storage, cached_revisions, held_text
 
     if source.revision is None or not datasets.config.HF_HUB_OFFLINE:
@@ -31,8 +32,9 @@ def offline_revision(datasets, source: HubSource) -> str | None:
         return None  # none of the repo (the line as before), or the revision held: another problem
     return (
         f"the hub is offline ({offline_variable(datasets)}=1) and the local hub cache has no revision "
-        f"{source.revision!r} of {source.repo} (it holds {held_text(held)}); download it with the hub online (hf download --repo-type dataset "
-        f"--revision {source.revision} {source.repo}), or, in a task file, pin one it holds (data.revision: {held[0]})"
+        f"{source.revision!r} of {source.repo} (it holds {held_text(held)}); download it with the hub online "
+        f"({hf_download(source.repo, 'dataset', source.revision)}), or, in a task file, pin one it holds "
+        f"(data.revision: {held[0]})"
     )
 
 
