@@ -102,3 +102,38 @@ def test_a_config_of_an_export_in_the_hub_cache_is_read_offline(tmp_path, cache)
     assert (
         task.labels == CONFIGS["sentiment"][0] and len(data.tests["test"]) == CONFIGS["sentiment"][1]["test"]
     )
+
+
+def test_online_the_export_is_listed_from_the_hubs_file_list_of_the_branch(monkeypatch, tmp_path):
+    """With the hub reachable, the branch's file list (`HfApi.list_repo_files`, faked: nothing downloads)
+    gives the config's splits, in the converter's current layout and in its 2023 one."""
+    import datasets
+    import huggingface_hub
+
+    from encoderlab.eval.tasks.hub import HubSource, export_files
+    from encoderlab.eval.tasks.hubexport import export_source
+
+    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    listed = [
+        ".gitattributes",
+        "nli/train/0000.parquet",
+        "nli/train/0001.parquet",
+        "nli/validation_matched/0000.parquet",
+    ]
+    listed += [
+        "old/multi-train.parquet",
+        "old/multi-test-00000-of-00002.parquet",
+        "sentiment/test/0000.parquet",
+    ]
+    asked = []
+
+    def list_repo_files(self, repo_id, *, repo_type=None, revision=None, **kwargs):
+        asked.append((repo_id, repo_type, revision))
+        return listed
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files", list_repo_files)
+    for config, splits in (("nli", ("train", "validation_matched")), ("old", ("test", "train"))):
+        source = export_source(HubSource(REPO, config, EXPORT))
+        assert source == HubSource(REPO, None, EXPORT, export_files(config, splits)), source
+    assert asked == [(REPO, "dataset", EXPORT)] * 2
