@@ -161,7 +161,8 @@ def test_a_hub_id_the_offline_cache_lacks_is_one_line(tmp_path, monkeypatch):
     path = beir_task(tmp_path, beir="me/other")
     with pytest.raises(
         UserError,
-        match=r"with the hub offline \(HF_HUB_OFFLINE\) the hub cache has no snapshot of that dataset; fetch it once",
+        match=r"with the hub offline \(HF_HUB_OFFLINE\) the hub cache has no snapshot of that dataset; run once with "
+        r"the hub reachable \(HF_HUB_OFFLINE unset\), or `hf download --repo-type dataset me/other`, or name its folder$",
     ):
         task_from_file(path)
 
