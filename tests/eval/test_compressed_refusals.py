@@ -30,7 +30,7 @@ def test_a_corpus_a_task_file_and_a_beir_folder_refuse_in_the_one_wording(tmp_pa
         builder_of({"train": path}, "task file t.yaml")
     assert str(task.value) == f"task file t.yaml: {compressed_unread(path, 'task files do not read')}"
     with pytest.raises(UserError) as folder:
-        beir._data_file(tmp_path, "corpus", "task file t.yaml")
+        beir._data_file(tmp_path, "corpus", "data.beir", "task file t.yaml")
     assert f": {compressed_unread(path, 'task files do not read')} (corpus.jsonl.gz is read)" in str(
         folder.value
     )
