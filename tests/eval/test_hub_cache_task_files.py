@@ -75,3 +75,32 @@ def test_a_revision_the_hub_cache_lacks_offline_names_what_it_holds_and_the_down
     for held in ("main", COMMIT):
         spec = write_task_file(tmp_path, "sst2.yaml", **fields, data={**data, "revision": held})
         assert task_from_file(spec).options.labels == ("negative", "positive")
+
+
+@pytest.mark.parametrize("revision", [None, "v2"])
+def test_a_dataset_the_hub_cache_holds_nothing_of_offline_names_the_download_and_the_variable(
+    tmp_path, cache, monkeypatch, revision
+):
+    """Was: "Couldn't reach 'nyu-mll/glue' on the Hub (OfflineModeIsEnabled); check the name and your
+    connection, or set ENCODERLAB_HUB_DATA=DIR to read a local mirror", which said neither that the hub was
+    off by the user's own variable nor how to fetch the dataset (a study reads its task files' test splits
+    before anything runs: tests/study/test_task_file_decontamination.py)."""
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)  # the variable named is HF_HUB_OFFLINE's
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "revision": revision}
+    data |= {"splits": {"test": "validation", "validation": None}}
+    fields = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
+    with pytest.raises(UserError) as err:
+        task_from_file(write_task_file(tmp_path, "sst2.yaml", **fields, data=data))
+    pin, at = (f"--revision {revision} ", f" at {revision}") if revision else ("", "")
+    assert str(err.value) == (
+        f"cannot load nyu-mll/glue (config sst2){at}: the hub is offline (HF_HUB_OFFLINE=1) and the local hub "
+        f"cache holds nothing of nyu-mll/glue; download it with the hub online (hf download --repo-type dataset "
+        f"{pin}nyu-mll/glue), or unset HF_HUB_OFFLINE to fetch it, or set ENCODERLAB_HUB_DATA=DIR to read a "
+        "local mirror"
+    )
+    _glue_in_cache(tmp_path, cache)  # the download the line names: read from the cache, offline
+    data["revision"] = None
+    assert task_from_file(write_task_file(tmp_path, "sst2.yaml", **fields, data=data)).options.labels == (
+        "negative",
+        "positive",
+    )

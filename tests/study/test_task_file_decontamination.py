@@ -1,3 +1,4 @@
+# ruff: noqa: F811 (the fixture, imported)
 """A study's own task files are checked against its own corpus (`needs.decontamination_sets`): the test
 split of each (`task-test:PATH`, read by `eval.tasks.testtexts` and handed to the data layer as a
 `decontaminate.TextSet`) is one more evaluation set its prepare node removes documents by, said in the plan
@@ -12,12 +13,15 @@ import random
 
 import pytest
 from fake_study import small_spec, tiny_corpus
+from tests.eval.fixtures import write_task_file
+from tests.eval.test_hub_csv_snapshot import cache  # noqa: F401
 
 from encoderlab.data.decontaminate import build_contamination
+from encoderlab.errors import UserError
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend, run_prepare
 from encoderlab.study.plantext import _decontamination_text
-from encoderlab.study.runner import NodeContext
+from encoderlab.study.runner import NodeContext, run_study
 from encoderlab.study.spec import DataSpec, EvalSpec, RunSpec
 
 
@@ -109,3 +113,27 @@ def test_a_changed_test_file_is_hashed_again(tmp_path, monkeypatch):
     assert before.eval_texts == after.eval_texts == len(tests)
     assert before.against == after.against == [task_test_set(task_file)]
     assert not set(after.hashes.tolist()) <= set(before.hashes.tolist())
+
+
+def test_a_task_file_of_a_hub_dataset_not_cached_offline_is_one_line_before_anything_is_written(
+    tmp_path, cache, monkeypatch
+):
+    """A study cleans its corpus against the test split of a task file reading a hub dataset: offline, with
+    the hub cache holding nothing of it, the study is refused in the line that names the dataset and the
+    download (it said "check the name and your connection"), before the study folder or anything in
+    ENCODERLAB_HOME is written. The hub cache is the simulated one of tests/eval/test_hub_csv_snapshot.py."""
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"test": "validation", "validation": None}}
+    task_file = write_task_file(
+        tmp_path, "sst2.yaml", name="my-sst2", family="sc", columns={"text": "sentence"}, data=data
+    )
+    spec = _spec(_corpus(tmp_path, []), str(task_file))
+    with pytest.raises(UserError) as err:
+        run_study(spec, tmp_path / "study", real_backend(), progress=False)
+    assert str(err.value).startswith(
+        "cannot load nyu-mll/glue (config sst2): the hub is offline (HF_HUB_OFFLINE=1) and the local hub cache "
+        "holds nothing of nyu-mll/glue; download it with the hub online (hf download --repo-type dataset "
+        "nyu-mll/glue)"
+    ), str(err.value)
+    assert not (tmp_path / "study").exists()
+    assert not (tmp_path / "encoderlab-home" / "cache" / "decontam").exists()

@@ -37,7 +37,7 @@ from encoderlab.eval.tasks.hubcomplete import (
     refuse_missing,
     unchecked,
 )
-from encoderlab.eval.tasks.huboffline import offline_revision
+from encoderlab.eval.tasks.huboffline import offline_uncached
 from encoderlab.eval.tasks.hubtree import tree_file
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 from encoderlab.eval.tasks.rowplaces import file_places, hub_places
@@ -125,7 +125,7 @@ def load_hub(source: HubSource):
         first = first_line(cause(exc))
         if (configs := _config_problem(exc, source)) is not None:
             raise UserError(f"cannot load {source.describe()} from {path}: {configs}") from None
-        if not (mirror or snapshot) and (revision := offline_revision(datasets, source)) is not None:
+        if not (mirror or snapshot) and (revision := offline_uncached(datasets, source)) is not None:
             raise UserError(f"cannot load {source.describe()}: {revision}") from None
         if mirror:
             fix = "check the mirror's files against docs/evaluation.md"
