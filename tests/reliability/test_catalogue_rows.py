@@ -283,6 +283,7 @@ NAMED = {
     "hub-cache-dataset-config-unknown": "tests.eval.test_hub_cache_task_files::test_a_config_left_out_or_unknown_offline_names_the_configs_not_the_connection",
     "hub-export-config-unknown": "tests.eval.test_hub_export_config::test_an_export_config_left_out_or_unknown_names_the_exports_configs",
     "hub-cache-dataset-revision-not-cached": "tests.eval.test_hub_cache_task_files::test_a_revision_the_hub_cache_lacks_offline_names_what_it_holds_and_the_download",
+    "study-task-test-split-changed-while-running": "tests.study.test_task_file_decontamination::test_a_test_split_edited_after_the_graph_was_built_is_refused_before_the_prepare_writes",
     "hub-cache-dataset-not-cached": "tests.eval.test_hub_cache_task_files::test_a_dataset_the_hub_cache_holds_nothing_of_offline_names_the_download_and_the_variable",
     "hub-snapshot-csv-unclosed-quote": "tests.eval.test_hub_csv_snapshot::test_a_malformed_csv_in_the_hub_cache_snapshot_says_so_not_check_your_connection",
     "hub-snapshot-csv-column-named-twice": "tests.eval.test_hub_csv_snapshot::test_a_hub_cache_snapshot_failing_the_task_file_checks_is_said_malformed_as_published",

@@ -137,3 +137,80 @@ def test_a_task_file_of_a_hub_dataset_not_cached_offline_is_one_line_before_anyt
     ), str(err.value)
     assert not (tmp_path / "study").exists()
     assert not (tmp_path / "encoderlab-home" / "cache" / "decontam").exists()
+
+
+def _keys(spec) -> dict[str, str]:
+    return {n.name: n.key for n in build_graph(spec, real_backend())}
+
+
+def test_an_edited_test_split_changes_the_prepare_key_and_an_edited_train_split_does_not(
+    tmp_path, monkeypatch
+):
+    """The prepare node's key held `task-test:PATH`, the file's name: a test split edited after the study
+    prepared its data kept the key, and the study reused data cleaned against the old test texts. Now it
+    holds the digest of the test texts (`needs.keyed_sets`): what the cleaned corpus depends on, so an edit
+    of the train split (which re-keys the evaluations) leaves the prepared data and the pretraining."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    task_file, tests = _task_file(tmp_path / "tasks")
+    spec = _spec(_corpus(tmp_path, []), task_file)
+    before = _keys(spec)
+    test_csv = tmp_path / "tasks" / "test.csv"
+    test_csv.write_text(test_csv.read_text().replace(tests[5], tests[5].replace("test5", "test5 more"), 1))
+    edited = _keys(spec)
+    assert edited["prepare/main"] != before["prepare/main"]
+    assert all(edited[n] != before[n] for n in edited if n.startswith("pretrain/"))
+    test_csv.write_text(test_csv.read_text().replace(" more", "", 1))  # the same texts again: the same keys
+    assert _keys(spec) == before
+    train_csv = tmp_path / "tasks" / "train.csv"
+    train_csv.write_text(train_csv.read_text().replace("train7", "train7 more", 1))
+    trained = _keys(spec)
+    assert trained["prepare/main"] == before["prepare/main"]
+    assert {n for n in trained if trained[n] != before[n]} == {
+        n for n in trained if n.startswith(("eval/", "report"))
+    }
+
+
+def test_a_moved_task_file_with_the_same_test_texts_keeps_the_prepared_data_and_the_models(
+    tmp_path, monkeypatch
+):
+    """A task file moved or copied elsewhere (or a study moved with its task files) with the same test texts
+    cleans the corpus alike: its prepare node and the pretraining on it keep their keys (the path re-keyed
+    them, and so trained every run again on the same data); its evaluation nodes run again, as their keys
+    hold the task files' paths (docs/data.md, "Decontamination")."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    task_file, _ = _task_file(tmp_path / "tasks")
+    corpus = _corpus(tmp_path, [])
+    before = _keys(_spec(corpus, task_file))
+    moved = tmp_path / "elsewhere"
+    (tmp_path / "tasks").rename(moved)
+    after = _keys(_spec(corpus, str(moved / "mine.yaml")))
+    assert {n: k for n, k in after.items() if n.startswith(("prepare/", "pretrain/"))} == {
+        n: k for n, k in before.items() if n.startswith(("prepare/", "pretrain/"))
+    }
+    assert all(after[n] != before[n] for n in after if n.startswith("eval/"))
+
+
+def test_a_test_split_edited_after_the_graph_was_built_is_refused_before_the_prepare_writes(
+    tmp_path, monkeypatch
+):
+    """The prepare node reads the task files where the study names them (its key holds their texts' digest,
+    not their paths) and refuses texts other than those it was keyed by, before training a tokenizer or
+    writing data: cleaned against them, the data would not be what its key says."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    task_file, tests = _task_file(tmp_path / "tasks")
+    spec = _spec(_corpus(tmp_path, []), task_file)
+    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    test_csv = tmp_path / "tasks" / "test.csv"
+    test_csv.write_text(test_csv.read_text().replace(tests[0], tests[0] + " changed", 1))
+    out = tmp_path / "node"
+    out.mkdir()
+    with pytest.raises(UserError) as err:
+        run_prepare(NodeContext(node=node, out_dir=out, inputs={}, study_dir=tmp_path, spec=spec))
+    assert str(err.value) == (
+        f"dataset main: the test split of task file {task_file} changed while the study ran (its prepare node "
+        "was keyed by the texts it had); run the study again"
+    )
+    assert not any(out.iterdir())

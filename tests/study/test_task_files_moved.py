@@ -22,9 +22,10 @@ from tests.study.test_files import _task_file
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks import TASKS
+from encoderlab.eval.tasks.testtexts import task_test_name
 from encoderlab.study.absent import recorded_backend
 from encoderlab.study.graph import build_graph
-from encoderlab.study.needs import file_tasks
+from encoderlab.study.needs import file_tasks, keyed_sets
 from encoderlab.study.runner import node_dir, run_study
 
 REFUSED = (
@@ -68,6 +69,23 @@ def _spec(tmp_path):
 
 def _run(spec, study):
     return run_study(spec, study, _backend(), progress=False)
+
+
+def test_a_finished_study_cleaned_against_its_task_file_resumes_with_it_moved(tmp_path):
+    """Its prepare node's key holds the digest of the task file's test texts (`needs.keyed_sets`): with the
+    file gone, that digest is taken as graph.json recorded it (`absent._recorded_sets`), not read (the
+    resume said "task file ... does not exist", building the graph)."""
+    backend = _backend()
+    # the fake suite reads no assets: the sets are the task files' test splits alone
+    backend.decontamination = lambda spec, d: tuple(task_test_name(f) for f in spec.eval.task_files)
+    backend.keyed_sets = keyed_sets
+    spec, study = _spec(tmp_path), tmp_path / "s"
+    report = run_study(spec, study, backend, progress=False)
+    assert all("test_texts" in n.config for n in build_graph(spec, backend) if n.kind == "prepare")
+    shutil.move(tmp_path / "tasks", tmp_path / "moved")
+    nodes = {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
+    assert run_study(spec, study, backend, progress=False) == report
+    assert {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))} == nodes
 
 
 def test_a_finished_study_resumes_with_its_task_file_moved(tmp_path):

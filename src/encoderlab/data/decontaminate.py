@@ -18,8 +18,8 @@ The evaluation sets are read through the same source machinery as corpora, so an
 (`squad-v1-dev`), a local JSONL file or a glob all work. A higher layer may also hand in sets of texts
 it read itself (`TextSet`: a study's own task files' test splits, read by `eval/tasks/testtexts.py`), since
 this layer knows no tasks (docs/architecture.md, "Layers"). Such a set is matched by n-gram overlap only,
-not by id (a task's row numbers would match a corpus's documents numbered alike), and its `version` (a hash
-of its data that its maker computes) stands for its files in the cache key, so an edited set is hashed again.
+not by id (a task's row numbers would match a corpus's documents numbered alike), and its `version` (the
+digest of its texts, `texts_digest`) stands for its files in the cache key, so an edited set is hashed again.
 Trade-off: its texts are held in memory whole: a task's test inputs, small beside a corpus (a retrieval
 task's are its queries and the documents judged relevant to them, not its collection: `eval/tasks/testtexts.py`).
 """
@@ -88,6 +88,14 @@ def ngram_hashes_batch(texts: list[str], n: int) -> tuple[np.ndarray, np.ndarray
     return out[inside], owner[:m][inside]
 
 
+def texts_digest(texts) -> str:
+    """The sha256 of a set of texts as the overlap test reads them: each text's normalised words (`words`),
+    once each, sorted. So it changes exactly when what they can remove may change: an edited, added or
+    removed text, not a reordering, a repeat, or a change of case, spacing or punctuation."""
+    normal = sorted({" ".join(words(t)) for t in texts})  # no line break inside one: "\n" cannot collide
+    return hashlib.sha256("\n".join(normal).encode()).hexdigest()
+
+
 def ngram_hashes(text: str, n: int) -> np.ndarray:
     """The uint64 hashes of every word n-gram of `text` (empty if it has fewer than n words)."""
     return ngram_hashes_batch([text], n)[0]
@@ -97,7 +105,7 @@ def ngram_hashes(text: str, n: int) -> np.ndarray:
 class TextSet:
     """An evaluation set read by a higher layer, handed in as texts: its `name` is said in the plan and in
     meta.json as an asset's is (e.g. `task-test:tasks/mine.yaml`), its `version` keys the cache (a change of
-    the texts must change it), its `texts` are matched by n-gram overlap only."""
+    the texts must change it: `texts_digest` of them), its `texts` are matched by n-gram overlap only."""
 
     name: str
     version: str

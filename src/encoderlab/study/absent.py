@@ -1,12 +1,14 @@
 """Resuming a study whose task files or `--prepared` folders were moved or deleted since it ran.
 
 Building a study's graph reads its task files (`eval.task_files`): each of their tasks' family and
-definition (its signature, `needs.task_signature`) is in the keys of its eval nodes. So a study folder
+definition (its signature, `needs.task_signature`) is in the keys of its eval nodes, and the digest of
+their test texts in the keys of the prepare nodes cleaning a corpus against them (`needs.keyed_sets`). So a study folder
 whose task files were moved or deleted after every node reading them finished could not be resumed,
 even to find every node finished and keep its report ("task file ... does not exist"). Now, when every
 task file of the study is gone, `study run` takes them as the study folder's graph.json recorded them
-(`recorded_backend`): their tasks and families, and each task's signature as the eval nodes of that
-graph that name the very same task files were keyed with. That never keys a node on a stale file:
+(`recorded_backend`): their tasks and families, each task's signature as the eval nodes of that
+graph that name the very same task files were keyed with, and their test texts' digest as its prepare
+nodes were keyed with (`_recorded_sets`). That never keys a node on a stale file:
 - a task file that is there is read, as before (one changed since gets new keys);
 - a node whose config is not one recorded (another `max_steps`, a model added) gets a signature no
   task has (`UNKNOWN`), so a key of no finished node: it is to run;
@@ -52,6 +54,7 @@ counts that dataset's unique tokens as its prepare node recorded them (`plan.fin
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -79,7 +82,8 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
     files, absent = spec.eval.task_files, absent_task_files(spec)
     if not absent:
         return backend
-    recorded = [EvalNode.of(n) for n in _recorded_nodes(study_dir) if n.kind == "eval"]
+    nodes = _recorded_nodes(study_dir)
+    recorded = [EvalNode.of(n) for n in nodes if n.kind == "eval"]
     recorded = [e for e in recorded if e.task_files == files]
     if not recorded:
         return backend
@@ -94,8 +98,28 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
         return signatures.get((task, max_steps, source), UNKNOWN)
 
     return dataclasses.replace(
-        backend, file_tasks=lambda _files: dict(families), task_signature=task_signature
+        backend,
+        file_tasks=lambda _files: dict(families),
+        task_signature=task_signature,
+        keyed_sets=partial(_recorded_sets, _recorded_texts(nodes)),
     )
+
+
+def _recorded_texts(nodes: list[Node]) -> str:
+    """The digest of the task files' test texts that the recorded prepare nodes were keyed by (every
+    dataset cleaned against them holds the same), or `UNKNOWN` where none or several are recorded."""
+    texts = {n.config["test_texts"] for n in nodes if n.kind == "prepare" and "test_texts" in n.config}
+    return texts.pop() if len(texts) == 1 else UNKNOWN
+
+
+def _recorded_sets(texts: str, against: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """`needs.keyed_sets` of a study whose task files are all gone: the named sets, and for the task files'
+    test splits, the digest the record holds (`texts`), not read; `UNKNOWN`: the key of no finished node, a
+    prepare node to run, which its evaluation nodes to run with it get refused (`refuse_absent_task_files`)."""
+    from encoderlab.eval.tasks.testtexts import TASK_TEST
+
+    named = tuple(a for a in against if not a.startswith(TASK_TEST))
+    return named, (texts if len(named) < len(against) else None)
 
 
 def _partly_absent(spec: StudySpec, study_dir: Path, absent: tuple[str, ...]) -> str:

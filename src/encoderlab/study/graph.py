@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
 
 
+KeyedSets = tuple[tuple[str, ...], str | None]
+"""A prepare node's decontamination sets as its key holds them (`Backend.keyed_sets`)."""
+
+
 @dataclass(frozen=True)
 class Node:
     """One unit of work whose finished output is cached under its key."""
@@ -85,6 +89,10 @@ class Backend:
     """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
     decontamination: Callable[[StudySpec, DataSpec], tuple[str, ...]] = lambda spec, d: ()
     """The evaluation sets a dataset of the study is cleaned against (in its prepare key)."""
+    keyed_sets: Callable[[tuple[str, ...]], KeyedSets] = lambda against: (against, None)
+    """Those sets as the prepare key holds them: (the named sets, the digest of the texts of those read by
+    evaluation, a study's own task files' test splits, or None): their content keys the node, not their path
+    (`needs.keyed_sets`)."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -242,6 +250,7 @@ def prepare_graph(
     folder recorded it (`absent.recorded_digests`); every other folder is read. `keyed`: `Graph.keyed`."""
     graph = Graph(keyed=keyed)
     recorded = recorded or {}
+    sets: dict[tuple[str, ...], KeyedSets] = {}  # `against` -> as the key holds it
 
     def reused(d) -> bool:  # reads the tokenizer another dataset trains (spec.DataSpec.tokenizer)
         return d.tokenizer != d.name and d.tokenizer in {x.name for x in spec.data}
@@ -254,8 +263,15 @@ def prepare_graph(
             meta = prepared_meta(d.prepared, d.name)
             check_corpus(meta, d.corpus, d.name, d.prepared)
             digest = identity(meta)
-        against = backend.decontamination(spec, d)
-        cfg = PrepareNode(dataset=d, seq_len=spec.seq_len, prepared=digest, against=against).data()
+        against, tested = backend.decontamination(spec, d), None
+        if keyed and against:  # one reading of the task files for every dataset cleaned alike
+            if against not in sets:
+                sets[against] = backend.keyed_sets(against)
+            against, tested = sets[against]
+        node = PrepareNode(
+            dataset=d, seq_len=spec.seq_len, prepared=digest, against=against, test_texts=tested
+        )
+        cfg = node.data()
         deps = (f"prepare/{d.tokenizer}",) if reused(d) else ()
         graph.add("prepare", f"prepare/{d.name}", cfg, deps)
     return graph

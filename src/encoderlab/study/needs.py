@@ -126,6 +126,18 @@ def read_text_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[Tex
     return named, tuple(task_test_set(a) for a in against if a.startswith(TASK_TEST))
 
 
+def keyed_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """A prepare node's `against` as its key holds it: (the named sets, the digest of the task files' test
+    texts, `decontaminate.texts_digest`, or None when it names none). The key held `task-test:PATH`, the
+    file's name: a test split edited after the study prepared its data left that data as it was, cleaned
+    against the old texts; and a moved task file (or a study moved with its task files) re-keyed it, and so
+    trained every run again, on the same data. The content keys it, as a `--prepared` folder's does."""
+    from encoderlab.data.decontaminate import texts_digest
+
+    named, text_sets = read_text_sets(against)
+    return named, texts_digest(t for s in text_sets for t in s.texts) if text_sets else None
+
+
 def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
     """The sets the study's prepare node cleans dataset `d` against: `decontamination_sets` when `d`
     asks for it and the study prepares it (a folder prepared elsewhere: its own meta.json says)."""

@@ -42,13 +42,20 @@ class PrepareNode:
     (`study/prepared.py:identity`); None: the node prepares it."""
     against: tuple[str, ...] = ()
     """The evaluation sets whose texts are removed from the corpus (`needs.decontamination_sets`),
-    resolved from the study, so the key says what was removed; absent from the key when none."""
+    resolved from the study, so the key says what was removed; absent from the key when none. The study's
+    own task files' test splits are not among them (their paths would tie the key to where the files are):
+    `test_texts` stands for them."""
+    test_texts: str | None = None
+    """The digest of the test texts of the study's own task files (`needs.keyed_sets`), which the node also
+    cleans the corpus against, read at run time from the study's task files (`needs.dataset_decontamination`)
+    and checked against it; None (absent from the key): none."""
 
     def data(self) -> dict[str, Any]:
         """The node's config as JSON data (the layout its key hashes)."""
         out = {**to_dict(self.dataset), "seq_len": self.seq_len}
         del out["name"], out["prepared"]  # the name is the node's; a folder's path would tie keys to it
         out |= {"against": list(self.against)} if self.against else {}
+        out |= {"test_texts": self.test_texts} if self.test_texts is not None else {}
         return out | ({"prepared": self.prepared} if self.prepared is not None else {})
 
     @classmethod
@@ -56,9 +63,11 @@ class PrepareNode:
         """The typed config of a prepare node (strict: another shape names the node)."""
         cfg = dict(node.config)
         prepared, seq_len = cfg.pop("prepared", None), cfg.pop("seq_len")
-        against = tuple(cfg.pop("against", ()))
+        against, test_texts = tuple(cfg.pop("against", ())), cfg.pop("test_texts", None)
         dataset = from_dict(DataSpec, {**cfg, "name": node.name.split("/", 1)[1]}, where=node.name)
-        return cls(dataset=dataset, seq_len=seq_len, prepared=prepared, against=against)
+        return cls(
+            dataset=dataset, seq_len=seq_len, prepared=prepared, against=against, test_texts=test_texts
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

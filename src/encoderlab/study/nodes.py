@@ -35,6 +35,7 @@ from encoderlab.study.needs import (
     corpus_sources,
     dataset_decontamination,
     file_tasks,
+    keyed_sets,
     read_text_sets,
     required_assets,
     suite_families,
@@ -112,6 +113,7 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
     from encoderlab.data.tokenizer import train_tokenizer
     from encoderlab.study.checks import refuse_stale_data
 
+    text_sets = _text_sets(ctx, node)  # read, and checked, before the tokenizer is trained
     # data or a tokenizer of an attempt read from files changed since (checked before the study, again
     # in its turn): a tokenizer trained before an interruption is reused only on the text it was trained on
     refuse_stale_data(ctx.spec, ctx.node.name.split("/", 1)[1], ctx.out_dir)
@@ -127,20 +129,38 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
         tokenizer = str(folder)
     elif ctx.node.deps:  # the tokenizer another dataset of the study trained (DataSpec.tokenizer)
         tokenizer = str(ctx.inputs[ctx.node.deps[0]].path / "tokenizer")
-    named, text_sets = read_text_sets(node.against)
     out = prepare(
         PrepareConfig(
             sources=sources,
             tokenizer=tokenizer,
             seed=cfg.seed,
             max_docs=cfg.max_docs,
-            decontaminate=named,  # () is none
+            decontaminate=node.against,  # () is none
             text_sets=text_sets,  # the study's own task files' test splits
         ),
         ctx.out_dir / "data",
         progress=False,
     )
     return {"data": "data", **_recorded(out, read_meta(out))}
+
+
+def _text_sets(ctx: NodeContext, node: PrepareNode) -> tuple:
+    """The test splits of the study's own task files that the node cleans its corpus against: read where
+    the study names them (its key holds their texts' digest, not their paths: `needs.keyed_sets`) and
+    checked to be the texts the graph keyed the node by, as a `--prepared` folder is (`_read_prepared`)."""
+    if node.test_texts is None:
+        return ()
+    from encoderlab.data.decontaminate import texts_digest
+    from encoderlab.eval.tasks.testtexts import TASK_TEST
+
+    text_sets = read_text_sets(dataset_decontamination(ctx.spec, node.dataset))[1]
+    if texts_digest(t for s in text_sets for t in s.texts) != node.test_texts:
+        names = ", ".join(s.name.removeprefix(TASK_TEST) for s in text_sets)
+        raise UserError(
+            f"dataset {node.dataset.name}: the test split of task file {names} changed while the study ran "
+            "(its prepare node was keyed by the texts it had); run the study again"
+        )
+    return text_sets
 
 
 def _read_prepared(ctx: NodeContext, digest: str) -> dict:
@@ -430,6 +450,7 @@ def real_backend() -> Backend:
         training_groups=training_groups,
         required_assets=required_assets,
         decontamination=dataset_decontamination,
+        keyed_sets=keyed_sets,
         check_start=check_start,
         check_fetched=check_fetched,
     )

@@ -5,9 +5,12 @@ A study cleans its corpus against the test split of each of its own task files (
 layer knows no tasks (docs/architecture.md, "Layers"), so this module reads the texts and hands them down as
 a `data.decontaminate.TextSet`: the test inputs as the evaluation reads them (sc text and pair, QA question
 and context, tc tokens joined by spaces, a retrieval split's queries and the documents judged relevant to
-them, not the whole collection they search: `_judged_relevant` says why), with the tasks' data hash
-(`Task.data_version`, which keys their evaluations too) as its version, so an edited test file is hashed
-again and an unchanged one is read from the decontamination cache.
+them, not the whole collection they search: `_judged_relevant` says why), with the digest of those texts
+(`decontaminate.texts_digest`) as its version, so an edited test split is hashed again and an unchanged one
+is read from the decontamination cache; the study's prepare node key holds the same digest (`study.needs
+.keyed_sets`), so a test split edited after the study prepared its data prepares it again. The digest is of
+the test texts alone: an edit of a task's train split, labels or protocol re-keys its evaluations (its
+`Task.data_version`), not the cleaned corpus, which depends on the test texts only.
 
 Trade-offs: the task file is loaded whole (every split) to read its test split and hash it, as a study's
 graph does anyway to key its evaluations. `data prepare --decontaminate` takes no `task-test:` set: the data
@@ -33,21 +36,19 @@ def task_test_name(task_file: str) -> str:
 def task_test_set(name: str) -> TextSet:
     """The test texts of the task file (or folder) that set `name` (`task_test_name`) names, checked as
     `--task-file` checks it (one line if missing or not a task file)."""
-    from encoderlab.data.decontaminate import TextSet
+    from encoderlab.data.decontaminate import TextSet, texts_digest
     from encoderlab.eval.spec import IRSplit
     from encoderlab.eval.tasks.custom import task_from_file
     from encoderlab.eval.tasks.localfiles import task_files
 
     texts: list[str] = []
-    versions: list[str] = []
     for task in (task_from_file(p) for p in task_files([name.removeprefix(TASK_TEST)])):
-        versions.append(task.data_version)
         test = task.loader().tests["test"]
         if isinstance(test, IRSplit):
             texts += [*test.queries.values(), *_judged_relevant(test)]
         else:
             texts += [t for example in test for t in _example_texts(example)]
-    return TextSet(name=name, version="+".join(versions), texts=tuple(texts))
+    return TextSet(name=name, version=texts_digest(texts), texts=tuple(texts))
 
 
 def _judged_relevant(test) -> list[str]:
