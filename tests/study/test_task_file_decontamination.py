@@ -214,3 +214,29 @@ def test_a_test_split_edited_after_the_graph_was_built_is_refused_before_the_pre
         "was keyed by the texts it had); run the study again"
     )
     assert not any(out.iterdir())
+
+
+def test_the_plans_command_to_prepare_across_machines_names_no_set_data_prepare_refuses(
+    tmp_path, monkeypatch
+):
+    """`study plan`'s "across machines" command for a large corpus said `--decontaminate task-test:PATH`,
+    which `data prepare` refuses (it takes asset names and files; a task file is neither a set of texts nor
+    read by it). Now it passes the sets `data prepare` takes and names the task file with the way to clean
+    against its test texts."""
+    from encoderlab.data.decontaminate import resolve_eval_sets
+    from encoderlab.study.needs import dataset_decontamination
+    from encoderlab.study.plantext import prepare_command
+
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    task_file, _ = _task_file(tmp_path / "tasks")
+    spec = _spec(_corpus(tmp_path, []), task_file)
+    command = prepare_command(spec.data[0], 1e9, dataset_decontamination(spec, spec.data[0]))
+    sets = command.split(" --decontaminate ")[1].split(" --out ")[0].split()
+    with pytest.raises(UserError):  # what the command said
+        resolve_eval_sets([task_test_set(task_file)])
+    assert sets == ["none"] and resolve_eval_sets(sets) == ([], [])
+    assert command.endswith(
+        f"; `data prepare` reads no task file, so to clean it against the test split of {task_file} as the "
+        'study does, add to --decontaminate a JSONL file of those test texts (a {"text": ...} record each)'
+    )

@@ -249,8 +249,15 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
     """How to prepare dataset `d` across the machines of a SLURM array (or torchrun) and give it to the
     study, decontaminated against the same sets (`against`) as the study would. A `max_docs` cap cannot
     be sharded (no worker knows how many documents precede its files), so a hub corpus is cut by files
-    instead (`hf_files`), at least `needed` tokens' worth."""
+    instead (`hf_files`), at least `needed` tokens' worth. The study's own task files' test splits among
+    `against` (`task-test:PATH`) are not sets `data prepare --decontaminate` takes (it reads no task file):
+    the command said `--decontaminate task-test:PATH`, which `data prepare` refuses as a file that does not
+    exist; they are named instead, with the way to clean against their texts."""
     from encoderlab.data.corpora import CORPORA
+    from encoderlab.eval.tasks.testtexts import TASK_TEST
+
+    named = [a for a in against if not a.startswith(TASK_TEST)]
+    own = [a.removeprefix(TASK_TEST) for a in against if a.startswith(TASK_TEST)]
 
     hub = len(d.corpus) == 1 and (d.corpus[0] in CORPORA or d.corpus[0].startswith("hf:"))
     source = f"'{d.corpus[0]}#hf_files=0:K'" if hub and d.max_docs else " --source ".join(d.corpus)
@@ -262,8 +269,14 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
     )
     return (
         f"`encoderlab data prepare --source {source} --tokenizer {d.tokenizer} --seed {d.seed}"
-        f" --decontaminate {' '.join(against) or 'none'} --out DIR --shard auto` in each task, "
+        f" --decontaminate {' '.join(named) or 'none'} --out DIR --shard auto` in each task, "
         f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
+        + (
+            f"; `data prepare` reads no task file, so to clean it against the test split of {', '.join(own)} as "
+            'the study does, add to --decontaminate a JSONL file of those test texts (a {"text": ...} record each)'
+            if own
+            else ""
+        )
     )
 
 
