@@ -108,6 +108,7 @@ DATA_CASES = [
     ("prepare-into-source-folder", PREP.replace("{w}/corpus.jsonl", "{w}/corpus_dir") + " --out {w}/corpus_dir/p", r"--out .*corpus_dir/p is, contains or lies inside the source .*corpus_dir; writing there would destroy"),
     ("prepare-out-is-a-file", PREP + " --out {w}/a_file", r"--out .*a_file is a file, not a folder"),
     ("decontaminate-missing", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok --out {w}/o --decontaminate missing", r"'missing' is not an existing file.*; fix --decontaminate$"),
+    ("decontaminate-task-test-set", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok --out {w}/o --decontaminate task-test:{w}/tasks/mine.yaml", r"--decontaminate task-test:\S+/tasks/mine.yaml: a task file's test split is a set only a study reads \(data prepare reads no task file\); prepare the corpus in a study naming \S+/tasks/mine.yaml in eval.task_files, or pass --decontaminate a JSONL file of its test texts \(a \{\"text\": \.\.\.\} record each\)$"),
     ("ngram-with-decontaminate-none", PREP + " --out {w}/o --ngram 1000000000", r"--ngram 1000000000: the decontamination n-gram length must be at most 1000 words .*; leave --ngram out \(decontamination is off, so it is unused\)$"),
     ("decontaminate-none-and-a-set", PREP + " --out {w}/o --decontaminate boolq", r"'auto' and 'none' stand alone"),
     ("tokenizer-config-only", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/config_only --out {w}/o", r"has tokenizer_config.json but no tokenizer.json"),

@@ -59,6 +59,10 @@ every evaluation text (the default sets hold questions' paragraphs and news arti
 long can only be a copy of a whole long document. Past it the overlap test matches next to nothing (a
 billion-word n-gram matched nothing at all and left only id matching, without a word). A smaller n that no evaluation text reaches
 gets a note instead (`build_contamination`), since that depends on the sets, not on n alone."""
+TASK_TEST = "task-test:"
+"""The prefix of a set that is a task file's (or a folder of them) test split, as a study names it in its plan,
+its prepare node and meta.json (`eval/tasks/testtexts.py` reads one): defined here, below evaluation, so that
+`--decontaminate` can refuse one by name (this layer reads no task file)."""
 WORD = re.compile(r"[^\W_]+")
 CACHE_VERSION = 1  # bump when the normalisation or hashing changes
 _MULT = np.uint64(0x100000001B3)  # FNV-64 prime: an odd multiplier spreads the word hashes
@@ -172,6 +176,12 @@ def resolve_eval_sets(against: tuple[str, ...] | list[str]) -> tuple[list[str], 
         fetched = [a for a in EVAL_ASSETS if _asset_fetched(a)]
         return fetched, [a for a in EVAL_ASSETS if a not in fetched]
     for a in against:
+        if a.startswith(TASK_TEST):  # copied from a study's plan or meta.json: was "not an existing file"
+            raise UserError(
+                f"--decontaminate {a}: a task file's test split is a set only a study reads (data prepare reads "
+                f"no task file); prepare the corpus in a study naming {a.removeprefix(TASK_TEST)} in "
+                'eval.task_files, or pass --decontaminate a JSONL file of its test texts (a {"text": ...} record each)'
+            )
         # one line if missing, or a folder without text files
         describe(parse_source(a), fix="fix --decontaminate", named_by="--decontaminate")
     return against, []

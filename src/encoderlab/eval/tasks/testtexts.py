@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from encoderlab.data.decontaminate import TASK_TEST
+
 if TYPE_CHECKING:
     from encoderlab.data.decontaminate import TextSet
 
-TASK_TEST = "task-test:"
-"""The prefix of a decontamination set that is a task file's (or a folder of them) test split."""
+__all__ = ["TASK_TEST", "task_test_name", "task_test_set"]
 
 
 def task_test_name(task_file: str) -> str:
