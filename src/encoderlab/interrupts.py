@@ -29,7 +29,8 @@ nodes in its own process, and a call there left Ctrl-C and SIGTERM only noted fo
 finished run's summary and its return said "interrupted ... rerun with --resume" and exited 130. A second signal
 there stops the command as Ctrl-C does (KeyboardInterrupt, its cleanup run), with the interrupted line and 130.
 A second signal ends a shutdown that hangs at once, with the interrupted line and 130 (its cleanup was
-cut short). In-process callers (tests, notebooks) never enter it: their handlers stay theirs. After every
+cut short). In-process callers (tests, notebooks) never enter it: their handlers stay theirs. Its
+block disarms `work_complete` as it ends, so a command run after it in the same process keeps its handlers too. After every
 `atexit` hook CPython restores the default handlers (`_PySignal_Fini`) and tears the modules down, which
 takes about a second once torch is loaded: a SIGTERM there (2026-12-06, a tiny `pretrain` on CPU, 0.1 to 0.8 s
 after its summary) ended a finished run with -15 and no line, its work complete. So the hook, when it is the
@@ -94,7 +95,8 @@ _late: list[int] = []
 _ended: list[int] = []
 """The exit status the command ended with (a return: 0; `sys.exit(N)`: N); empty when it raised otherwise."""
 _armed: list[Callable[[], None]] = []
-"""The `say` of the entry point's `interrupts_in_shutdown` while its command runs (`work_complete` reads it)."""
+"""The `say` of the entry point's `interrupts_in_shutdown` while its command runs (`work_complete` reads it);
+removed as the block ends."""
 
 
 def work_complete() -> None:
@@ -126,6 +128,9 @@ def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
     else:
         _ended.append(0)
     finally:
+        # the command is over: a `work_complete` after it (another command run in this process: tests,
+        # a notebook) is an in-process caller's, whose handlers stay its own; left armed, it took them
+        _armed.remove(say)
         _note_signals(say)
 
 

@@ -208,3 +208,26 @@ def test_an_in_process_caller_keeps_its_handlers_after_work_complete(monkeypatch
         cli.main(["probe"])
     assert done.value.code == 130 and capsys.readouterr().err.strip() == LINE
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_work_complete_after_the_entry_points_block_leaves_a_later_callers_handlers(monkeypatch):
+    """`interrupts_in_shutdown` armed `work_complete` for its command and never disarmed it: any command run
+    after it in the same process (tests running several commands, a notebook's `cli.main(argv)`) had its
+    SIGINT and SIGTERM taken by its own `work_complete`, only noted from then on, as an in-process caller's
+    handlers must never be."""
+    from encoderlab import interrupts
+
+    monkeypatch.setattr(interrupts.atexit, "register", lambda *args: None)  # no hook in pytest's process
+    monkeypatch.setattr(interrupts, "_ended", [])
+    signals = (signal.SIGINT, signal.SIGTERM)
+    before = [signal.getsignal(s) for s in signals]
+    try:
+        with interrupts.interrupts_in_shutdown(lambda: None):
+            pass  # the console script's command
+        for signum, handler in zip(signals, before):  # a later in-process caller's handlers
+            signal.signal(signum, handler)
+        interrupts.work_complete()  # that caller's command completes
+        assert [signal.getsignal(s) for s in signals] == before
+    finally:
+        for signum, handler in zip(signals, before):
+            signal.signal(signum, handler)
