@@ -185,3 +185,81 @@ def test_a_run_that_added_a_mask_token_resumes_exactly_without_its_start_model(
     pretrain(cut, resume=True)
     _resume_note(capsys.readouterr().err, cut)
     _assert_same_run(cut, whole)
+
+
+@pytest.fixture
+def hashed(monkeypatch) -> list[Path]:
+    """Every file `build.init_identity` hashes (`sha256_of`, which it imports when called), in order."""
+    import encoderlab.data.assets.cache as cache
+
+    seen: list[Path] = []
+    real = cache.sha256_of
+
+    def counted(path, *args, **kwargs):
+        seen.append(Path(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "sha256_of", counted)
+    return seen
+
+
+def _under(files: list[Path], folder: Path) -> list[Path]:
+    return [f for f in files if f.is_relative_to(folder)]
+
+
+def test_a_refused_start_hashes_no_start_model(tmp_path, hashed):
+    """Rank 0 hashed the start model (every byte: minutes for a large one) while the trainer was built, before
+    `before_start`'s refusals (the CLI's duration check) ran, so a refused start read it for nothing."""
+    init = _init(tmp_path / "init", seed=0)
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
+
+    def refuse(trainer, stop):
+        raise UserError("refused before the start")
+
+    with pytest.raises(UserError, match="refused before the start"):
+        pretrain(cfg, before_start=refuse)
+    assert _under(hashed, init) == []
+    assert not Path(cfg.out).exists()
+
+
+def test_a_start_hashes_each_file_of_its_start_model_once_and_records_it(tmp_path, hashed):
+    from encoderlab.train.build import init_identity
+    from encoderlab.train.checkpoint import read_state
+
+    init = _init(tmp_path / "init", seed=0)
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
+    pretrain(cfg, until_step=2)
+    files = sorted(f for f in init.iterdir() if f.is_file())
+    assert sorted(_under(hashed, init)) == files  # each once
+    state = read_state(Path(cfg.out) / "checkpoints" / "step_0000002")
+    assert state["init"] == init_identity(cfg.model)
+
+
+def test_a_resume_naming_the_moved_init_hashes_it_once(tmp_path, hashed):
+    """The run folder is checked when the trainer is built and again under its lock (`Trainer._claim`); each
+    check hashed the moved start model anew."""
+    cut = _stopped(tmp_path)
+    moved = Path(shutil.move(cut.model.init, tmp_path / "moved"))
+    hashed.clear()
+    pretrain(dataclasses.replace(cut, model=dataclasses.replace(cut.model, init=str(moved))), resume=True)
+    assert sorted(_under(hashed, moved)) == sorted(f for f in moved.iterdir() if f.is_file())
+
+
+def test_only_rank_zero_judges_a_moved_init(tmp_path, hashed, monkeypatch):
+    """Every rank of a resume on several processes hashed the moved start model to compare it with the record;
+    rank 0 alone does now, and its refusal of another model stops every rank (`distributed.agreed`, around
+    the trainer's checks: tests/train/test_distributed_refusals.py). Here as rank 1 (torchrun's RANK), with
+    another model at the new place: rank 1 neither hashes it nor refuses."""
+    from encoderlab.train.runfolder import check_run_folder
+
+    cut = _stopped(tmp_path)
+    moved = _init(tmp_path / "moved", seed=1)  # other weights than the run started from
+    edited = dataclasses.replace(cut, model=dataclasses.replace(cut.model, init=str(moved)))
+    hashed.clear()
+    monkeypatch.setenv("RANK", "1")
+    assert check_run_folder(edited, resume=True, force=False) is True
+    assert _under(hashed, moved) == []
+    monkeypatch.setenv("RANK", "0")
+    with pytest.raises(UserError, match=r"with a changed config \(model\.init: "):
+        check_run_folder(edited, resume=True, force=False)
+    assert _under(hashed, moved)

@@ -7,6 +7,8 @@ things the same way.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,22 @@ def init_identity(model: ModelSpec) -> str | None:
     folder = own_model_folder(source) or source  # the folder the load reads (a Hugging Face one: `source`)
     files = sorted(f for f in folder.iterdir() if f.is_file())
     return hashlib.sha256("".join(f"{f.name}:{sha256_of(f)}\n" for f in files).encode()).hexdigest()
+
+
+@dataclass
+class InitIdentity:
+    """`init_identity(model)`, hashed on first ask and kept: the hash reads every byte of the start model
+    (minutes for a large one), and one run asks up to three times (its resume check, that check again under
+    the run folder's lock, the record of a start). The trainer asks on rank 0 only and as late as it can: a
+    start hashes once every refusal has passed (`Trainer._claim`), so a refused start hashes nothing, and a
+    resume only where `model.init` changed (`runfolder.check_run_folder`). The trade-off: the content
+    recorded is hashed a few moments after the load, not from the loaded bytes themselves."""
+
+    model: ModelSpec
+
+    @functools.cached_property
+    def value(self) -> str | None:
+        return init_identity(self.model)
 
 
 def data_tokenizer(data: DataConfig):

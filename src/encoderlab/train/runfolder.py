@@ -28,7 +28,7 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -39,6 +39,9 @@ from encoderlab.outdir import RUN_KIND, check_output
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import UNTRAINED, env_rank, resume_blockers
 from encoderlab.words import count
+
+if TYPE_CHECKING:
+    from encoderlab.train.build import InitIdentity
 
 KIND = RUN_KIND
 """The output kind of run folders (`outdir` marker)."""
@@ -102,12 +105,18 @@ def _sources(cfg: RunConfig) -> list[Path]:
     return found + ([init] if init is not None else [])
 
 
-def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool, say: bool = False) -> bool:
+def check_run_folder(
+    cfg: RunConfig, *, resume: bool, force: bool, say: bool = False, init: InitIdentity | None = None
+) -> bool:
     """Refuse a run folder this run must not write (rules 1 and 2 above); touches nothing.
 
     Returns whether the folder holds a run (to resume). `say`: name, on rank 0, the changes a resume takes
     that change no training result (`distributed.UNTRAINED`; they needed --force before), and those a
-    `--force` takes (they went unsaid: config.yaml was overwritten and no line named what changed)."""
+    `--force` takes (they went unsaid: config.yaml was overwritten and no line named what changed). `init`:
+    the start model's identity, which the caller's checks share so that it is hashed once (None: hashed here
+    where needed). A changed `model.init` is judged on rank 0 alone, the only rank that hashes the start model:
+    every rank hashed it; the others leave it to rank 0, whose refusal `distributed.agreed` (every caller's
+    frame on several ranks) gives every rank."""
     if not cfg.out:
         raise UserError("no run folder given; pass --out DIR (or set `out` in the config)")
     run_dir = check_output(cfg.out, KIND, sources=_sources(cfg), legacy=is_run_folder)
@@ -129,7 +138,9 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool, say: bool = F
     diff = resume_blockers(changes, old["layout"], new["layout"])
     if any(d.startswith("data.path:") for d in diff) and _same_data(run_dir, cfg):
         diff = [d for d in diff if not d.startswith("data.path:")]
-    if any(d.startswith("model.init:") for d in diff) and _same_init(run_dir, cfg):
+    if env_rank() != 0:  # rank 0 judges a moved start model (see above)
+        diff = [d for d in diff if not d.startswith("model.init:")]
+    if any(d.startswith("model.init:") for d in diff) and _same_init(run_dir, cfg, init):
         if say and env_rank() == 0:
             print(f"encoderlab: note: --resume: model.init {cfg.model.init} holds the start model {old['model']['init']} "
                   "held (the same files), so the run goes on from it", file=sys.stderr)  # fmt: skip
@@ -190,17 +201,17 @@ def _same_data(run_dir: Path, cfg: RunConfig) -> bool:
         return False
 
 
-def _same_init(run_dir: Path, cfg: RunConfig) -> bool:
+def _same_init(run_dir: Path, cfg: RunConfig, init: InitIdentity | None) -> bool:
     """Whether `model.init` holds the start model the run's latest checkpoint records (`build.init_identity`):
     then a new path is no change of the run. A start model moved (or copied) after the run began, named at its
     new place in the config, was refused as a changed config until `--force`, which lets any other change by.
     A checkpoint without the record (written before it, or a start from an asset or hub id) cannot tell."""
-    from encoderlab.train.build import init_identity
+    from encoderlab.train.build import InitIdentity
 
     steps = ckpt.complete_checkpoints(run_dir)
     recorded = ckpt.read_state(ckpt.checkpoint_dir(run_dir, steps[-1])).get("init") if steps else None
     try:
-        return recorded is not None and init_identity(cfg.model) == recorded
+        return recorded is not None and (init or InitIdentity(cfg.model)).value == recorded
     except (UserError, OSError):  # not a model folder: the run's own checks say what is wrong with it
         return False
 

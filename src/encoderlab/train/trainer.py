@@ -40,7 +40,7 @@ from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
 from encoderlab.outdir import create_output
-from encoderlab.train.build import build_source, data_identity, init_identity
+from encoderlab.train.build import InitIdentity, build_source, data_identity
 from encoderlab.train.config import PlannedPhase, RunConfig, check_until_step
 from encoderlab.train.distributed import (
     World,
@@ -121,7 +121,11 @@ class Trainer:
         resume: bool = False,
         force: bool = False,
     ):
-        self._had_run = check_run_folder(cfg, resume=resume, force=force, say=True)  # before anything is read
+        # the start model's content (`build.init_identity`), hashed at most once, on rank 0, when first needed
+        self._init_identity = InitIdentity(cfg.model)
+        self._had_run = check_run_folder(  # before anything is read
+            cfg, resume=resume, force=force, say=True, init=self._init_identity
+        )
         self.cfg, self.run_dir, self.resume, self.force = cfg, Path(cfg.out), resume, force
         self.world: World = init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
@@ -132,11 +136,9 @@ class Trainer:
         self.progress = ckpt.Progress()
         # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
         self._data = data_identity(cfg.data) if source is None else None
-        # the start model's content (`build.init_identity`; rank 0 writes it): a resume keeps its run's record
-        if not self.world.is_main:
-            self._init = None
-        else:
-            self._init = ckpt.read_state(latest).get("init") if latest else init_identity(cfg.model)
+        # what checkpoints record of the start model (rank 0 writes them): a resume keeps its run's record; a
+        # start hashes it in `_claim`, once every refusal (`before_start`'s too) has passed
+        self._init = ckpt.read_state(latest).get("init") if latest and self.world.is_main else None
         self._start_state(latest)
         if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
             raise UserError(
@@ -195,13 +197,15 @@ class Trainer:
     def _claim(self, held: contextlib.ExitStack) -> None:
         create_output(self.run_dir, KIND)
         held.enter_context(folder_lock(self.run_dir / LOCK, KIND, use=self.run_dir))
-        check_run_folder(self.cfg, resume=self.resume, force=self.force)
+        check_run_folder(self.cfg, resume=self.resume, force=self.force, init=self._init_identity)
         latest = find_checkpoint(self.run_dir) if self.resume else None
         if latest != self._resumed_from:
             raise UserError(
                 f"{self.run_dir} changed while this run started (another process wrote {latest}); "
                 "rerun to resume from it"
             )
+        if latest is None:  # a start: the last check has passed, so its hash is no longer wasted on a refusal
+            self._init = self._init_identity.value
         if self.resume and not self._had_run:
             print(
                 f"encoderlab: note: --resume: {self.run_dir} holds no run to resume; starting a new one",
