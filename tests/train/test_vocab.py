@@ -152,6 +152,28 @@ def test_a_cpt_run_reads_each_tokenizer_once_at_setup(tmp_path, monkeypatch):
     assert load_pretrained(Path(cfg.out) / "final").spec.mask_id == VOCAB  # the token still added
 
 
+def test_a_cpt_start_on_synthetic_data_reads_the_start_models_tokenizer_once(tmp_path, monkeypatch):
+    """On synthetic data the mask token goes into the start model's own tokenizer, whose vocabulary was read
+    for the plan (`vocab.start_vocab`: `model_files`) and then again with the model (`load_pretrained`). The
+    plan's read is now handed to the load (`TrainStep.start_files`). Counted, not timed."""
+    import encoderlab.data.tokenizer as tokenizers
+
+    init = _save_decoder(tmp_path / "decoder", tied=True)
+    cfg, source = _run(tmp_path, init, steps=1)
+    read: list[Path] = []
+    real = tokenizers.load_tokenizer
+
+    def counted(name_or_path):
+        read.append(Path(name_or_path).resolve())
+        return real(name_or_path)
+
+    monkeypatch.setattr(tokenizers, "load_tokenizer", counted)
+    pretrain(cfg, source=source)
+    assert read == [init.resolve()]  # was twice
+    final = load_pretrained(Path(cfg.out) / "final")
+    assert final.spec.mask_id == VOCAB and final.tokenizer.convert_ids_to_tokens(VOCAB) == "<mask>"
+
+
 def test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing(tmp_path):
     """`load=full` from a CLM run on a decoder's tokenizer, adding a mask token: the (tied) embedding
     grows by a row its AdamW moments lack. That state went into the optimizer unchecked and the first

@@ -80,10 +80,16 @@ class Pretrained:
 
 
 def load_pretrained(
-    source: str | Path, *, trust_remote_code: bool = False, allow_pickle: bool = False
+    source: str | Path,
+    *,
+    trust_remote_code: bool = False,
+    allow_pickle: bool = False,
+    files: ModelFiles | None = None,
 ) -> Pretrained:
-    """Load a model from a folder, a run, an asset name or a hub id (see the module docstring)."""
-    return _load_path(source_path(source), trust_remote_code, allow_pickle)
+    """Load a model from a folder, a run, an asset name or a hub id (see the module docstring). `files`:
+    what `model_files(source)` read of it already, whose tokenizer the load takes rather than reading it
+    again (a `from_pretrained` of the whole vocabulary); one of another folder is not used."""
+    return _load_path(source_path(source), trust_remote_code, allow_pickle, files)
 
 
 @dataclass(frozen=True)
@@ -129,19 +135,28 @@ def require_weights(files: ModelFiles) -> None:
         raise unreadable_weights(weights, f"No such file or directory: {weights}")
 
 
-def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:
+def _load_path(
+    path: Path, trust_remote_code: bool, allow_pickle: bool, files: ModelFiles | None
+) -> Pretrained:
     own = own_model_folder(path)
     if own is not None:
         model = load_model_folder(own)
-        tokenizer = _load_tokenizer(own)
+        tokenizer = _tokenizer_of(own, files)
         family = getattr(model.config, "family", "encoderlab")  # adapters keep their HF family
         spec = _spec(tokenizer, model.config)
         # A tokenizer with more ids than embedding rows is one line here, not an IndexError later.
         check_compatible(model, spec)
         return Pretrained(model.eval(), tokenizer, spec, family)
     if (path / "config.json").is_file():
-        return load_hf_folder(path, trust_remote_code=trust_remote_code, allow_pickle=allow_pickle)
+        return load_hf_folder(
+            path, trust_remote_code=trust_remote_code, allow_pickle=allow_pickle, files=files
+        )
     raise _not_a_model(path)
+
+
+def _tokenizer_of(folder: Path, files: ModelFiles | None):
+    """The tokenizer of model folder `folder`: the one `files` read of it, else read now."""
+    return files.tokenizer if files is not None and files.folder == folder else _load_tokenizer(folder)
 
 
 def _not_a_model(path: Path) -> UserError:
@@ -238,8 +253,14 @@ def _check_dims(raw: dict, family: str, path: Path) -> None:
         )
 
 
-def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle: bool = False) -> Pretrained:
-    """Load a Hugging Face model folder of a supported family."""
+def load_hf_folder(
+    path: Path,
+    *,
+    trust_remote_code: bool = False,
+    allow_pickle: bool = False,
+    files: ModelFiles | None = None,
+) -> Pretrained:
+    """Load a Hugging Face model folder of a supported family (`files`: as `load_pretrained`'s)."""
     path = Path(path)
     raw, hf, cfg = _checked_config(path, trust_remote_code=trust_remote_code)
     notes = (
@@ -252,10 +273,10 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
     if cfg is not None:
         model, more = encoder_from_hf_state(cfg, state, where, getattr(hf, "architectures", None) or ())
     else:
-        files, kept_none = read_sentence_files(path)
-        model, more = adapter_from_hf_state(hf, state, where, files)
+        sentence_files, kept_none = read_sentence_files(path)
+        model, more = adapter_from_hf_state(hf, state, where, sentence_files)
         more += kept_none
-    tokenizer = _load_tokenizer(path)
+    tokenizer = _tokenizer_of(path, files)
     spec = _spec(tokenizer, model.config)
     check_compatible(model, spec)
     if spec.mask_id is None:

@@ -16,7 +16,7 @@ from encoderlab.data.batch import BatchLayout, BatchSource, StepOffset, TokenSpe
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hub import check_compatible, load_pretrained
+from encoderlab.model.hub import ModelFiles, check_compatible, load_pretrained
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.config import DataConfig, ModelSpec
 from encoderlab.train.start import scratch_positions, start_checkpoint, start_positions
@@ -89,8 +89,7 @@ def init_identity(model: ModelSpec) -> str | None:
     from encoderlab.data.assets.cache import sha256_of
     from encoderlab.model.hub import own_model_folder
 
-    found = start_checkpoint(model.init)
-    source = found / "model" if found is not None else Path(model.init)
+    source = start_source(model.init)
     folder = own_model_folder(source) or source  # the folder the load reads (a Hugging Face one: `source`)
     files = sorted(f for f in folder.iterdir() if f.is_file())
     return hashlib.sha256("".join(f"{f.name}:{sha256_of(f)}\n" for f in files).encode()).hexdigest()
@@ -127,8 +126,17 @@ def data_tokenizer(data: DataConfig):
     return load_tokenizer(str(folder))
 
 
-def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[LanguageModel, Any]:
-    """A fresh model of the named size, or the `init` source's weights (and its tokenizer)."""
+def start_source(init: str) -> Path:
+    """The model an `init` start loads: a checkpoint's (`start.start_checkpoint`) `model/` folder, else `init`."""
+    found = start_checkpoint(init)
+    return found / "model" if found is not None else Path(init)
+
+
+def build_model(
+    spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int, files: ModelFiles | None = None
+) -> tuple[LanguageModel, Any]:
+    """A fresh model of the named size, or the `init` source's weights (and its tokenizer). `files`: what
+    `model_files(start_source(init))` read already (`load_pretrained` takes its tokenizer, not read again)."""
     if not spec_cfg.init:
         cfg = ModelConfig.from_size(
             spec_cfg.size,
@@ -146,9 +154,9 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[Lan
             f"model.load=full needs an encoderlab checkpoint or run folder with checkpoints, got {spec_cfg.init}; "
             "use model.load=weights for other sources"
         )
-    source = found / "model" if found is not None else Path(spec_cfg.init)
     _check_positions(spec_cfg.init, start_positions(spec_cfg.init), seq_len)  # before loading anything
-    pre = load_pretrained(str(source))  # encoderlab folders included: their tokenizer comes too
+    # encoderlab folders included: their tokenizer comes too
+    pre = load_pretrained(str(start_source(spec_cfg.init)), files=files)
     model, tokenizer = pre.model, pre.tokenizer
     check_compatible(model, spec, tokenizer="the data's tokenizer")
     _check_positions(spec_cfg.init, model.config.max_seq_len, seq_len)  # a downloaded model's, too

@@ -41,6 +41,7 @@ import torch
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
+from encoderlab.model.hub import ModelFiles
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.objectives import ObjectiveInputs, batch_loss, objective_generator
 from encoderlab.train.build import (
@@ -49,6 +50,7 @@ from encoderlab.train.build import (
     check_data_tokenizer,
     data_tokenizer,
     resumed_model,
+    start_source,
 )
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
@@ -129,7 +131,11 @@ class TrainStep:
         self.plan = cfg.plan()
         self.source = source or build_source(cfg.data, cfg.layout)
         # The vocabulary trained with: the data's, plus a mask token the config adds to a start model.
-        vocab = start_vocab(cfg.data, cfg.model, self.source.spec, lambda: self.data_tokenizer)
+        self.start_files: ModelFiles | None = None
+        """What the plan read of the start model (`_start_tokenizer`), handed to its load (`build_model`)."""
+        vocab = start_vocab(
+            cfg.data, cfg.model, self.source.spec, lambda: self.data_tokenizer, self._start_tokenizer
+        )
         self.spec = planned_spec(self.source.spec, cfg.model, vocab)
         refuse_start_without_mask(self.plan, self.spec, cfg.model)  # the line that names model.mask_token
         for p in self.plan:
@@ -179,7 +185,7 @@ class TrainStep:
         words, or prepared data without a tokenizer, it is the checkpoint's."""
         cfg = self.cfg
         if resume_from is None or not cfg.model.init:
-            model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
+            model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len, self.start_files)
             check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
             return model, tokenizer, False
         model, saved = resumed_model(resume_from, self.spec, cfg.layout.seq_len)
@@ -188,6 +194,14 @@ class TrainStep:
         if ours is not None and self.spec != self.source.spec:
             add_mask_to_tokenizer(ours, self.source.spec, self.spec, cfg.model.mask_token)
         return model, ours or saved, True
+
+    def _start_tokenizer(self) -> Any:
+        """The start model's tokenizer, read with its config (`model_files`) and kept in `start_files`: the load
+        takes it from there, where it read it again (a CPT start on synthetic data read it twice)."""
+        from encoderlab.model.hub import model_files
+
+        self.start_files = model_files(start_source(self.cfg.model.init))
+        return self.start_files.tokenizer
 
     @functools.cached_property
     def data_tokenizer(self) -> Any:

@@ -87,18 +87,20 @@ def planned_spec(spec: TokenSpec, model: ModelSpec, vocab: Mapping[str, int] | N
 
 
 def start_vocab(
-    data: DataConfig, model: ModelSpec, spec: TokenSpec, data_tokenizer: Callable[[], Any]
+    data: DataConfig,
+    model: ModelSpec,
+    spec: TokenSpec,
+    data_tokenizer: Callable[[], Any],
+    start_tokenizer: Callable[[], Any],
 ) -> dict[str, int] | None:
     """The vocabulary of the tokenizer a mask token goes into (the prepared data's, `data_tokenizer()`, which
-    the run checks is the start model's; on synthetic data the start model's own), read only when one is to
-    be added. `data_tokenizer` is the caller's: the tokenizer it reads is the one the run goes on with, not
-    read again (`TrainStep.data_tokenizer`)."""
+    the run checks is the start model's; on synthetic data the start model's own, `start_tokenizer()`), read
+    only when one is to be added. Both are the caller's: the tokenizer each reads is the one the run goes on
+    with, not read again (`TrainStep.data_tokenizer`, `TrainStep.start_files`)."""
     if not (model.init and model.mask_token) or spec.mask_id is not None:
         return None
-    from encoderlab.model.hub import model_files
-
     tokenizer = data_tokenizer() if data.path != "synthetic" else None
-    tokenizer = tokenizer if tokenizer is not None else model_files(model.init).tokenizer
+    tokenizer = tokenizer if tokenizer is not None else start_tokenizer()
     return None if tokenizer is None else dict(tokenizer.get_vocab())
 
 
