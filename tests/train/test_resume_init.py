@@ -263,3 +263,24 @@ def test_only_rank_zero_judges_a_moved_init(tmp_path, hashed, monkeypatch):
     with pytest.raises(UserError, match=r"with a changed config \(model\.init: "):
         check_run_folder(edited, resume=True, force=False)
     assert _under(hashed, moved)
+
+
+def test_a_cpt_resume_reads_its_checkpoints_weights_once(tmp_path, monkeypatch, whole):
+    """The model of a resumed `init` run is built from its checkpoint (`build.resumed_model`); the trainer then
+    loaded the same model.safetensors again to put its weights into that model. Counted, not timed; the run
+    still matches the uninterrupted one bit for bit."""
+    import encoderlab.model.io as model_io
+
+    cut = _stopped(tmp_path)
+    read: list[Path] = []
+    real = model_io.load_file
+
+    def counted(path, *args, **kwargs):
+        read.append(Path(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(model_io, "load_file", counted)
+    pretrain(cut, resume=True)
+    weights = Path(cut.out) / "checkpoints" / "step_0000002" / "model" / "model.safetensors"
+    assert read.count(weights) == 1  # was 2
+    _assert_same_run(cut, whole)

@@ -114,6 +114,11 @@ class TrainStep:
     run's inputs happens here, before the trainer writes anything.
     """
 
+    start_files: ModelFiles | None = None
+    """What the plan read of the start model (`_start_tokenizer`), handed to its load (`build_model`)."""
+    from_checkpoint: bool = False
+    """Whether the model was built from `resume_from` (a resumed `init` run): it holds its weights already."""
+
     def __init__(
         self,
         cfg: RunConfig,
@@ -131,8 +136,6 @@ class TrainStep:
         self.plan = cfg.plan()
         self.source = source or build_source(cfg.data, cfg.layout)
         # The vocabulary trained with: the data's, plus a mask token the config adds to a start model.
-        self.start_files: ModelFiles | None = None
-        """What the plan read of the start model (`_start_tokenizer`), handed to its load (`build_model`)."""
         vocab = start_vocab(
             cfg.data, cfg.model, self.source.spec, lambda: self.data_tokenizer, self._start_tokenizer
         )
@@ -149,6 +152,7 @@ class TrainStep:
         self.checkpoint_tokenizer: Any = None
         """The tokenizer saved with `resume_from`, as `_start_model` read it (None: not read)."""
         model, tokenizer, resumed = self._start_model(resume_from)
+        self.from_checkpoint = resumed
         for p in self.plan:  # every phase's layers and attention run, before the first phase starts
             chosen = phase_layers(p, model.config.n_layers)
             check_unshared(

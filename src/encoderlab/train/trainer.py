@@ -244,7 +244,7 @@ class Trainer:
         A resume reads nothing of `model.init` (`TrainStep._start_model`) and says so: another
         model put at that path since changes nothing, which the user who put it there may not expect."""
         if latest is not None:
-            self._load(latest)
+            self._load(latest, weights=not self.train_step.from_checkpoint)
             notes = [data_note(latest, self._data, self.cfg.data.path, force=self.force)]
             if self.cfg.model.init and self.progress.step < self.plan[-1].end:  # finished: it says so instead
                 notes.append(f"--resume: the model continues from {latest}; model.init {self.cfg.model.init} is not "
@@ -259,14 +259,17 @@ class Trainer:
                 state, str(found), "start from its weights with model.load=weights"
             )
 
-    def _load(self, path: Path) -> None:
-        """Weights, optimizer state, counters and RNG from a checkpoint of this run."""
-        saved = load_model_folder(path / "model")
+    def _load(self, path: Path, *, weights: bool = True) -> None:
+        """Weights, optimizer state, counters and RNG from a checkpoint of this run. `weights` False: the model
+        holds the checkpoint's already (built from it: `TrainStep.from_checkpoint`), which a CPT resume read a
+        second time here; a rollback always reloads them."""
+        saved = load_model_folder(path / "model") if weights else None
         # before the model's shape: another tokenizer's size is no model setting
         read = self.train_step.checkpoint_tokenizer if path == self._resumed_from else None  # not read again
         check_tokenizer(path, self.train_step.tokenizer, self.cfg.data.path, saved=read)
-        ckpt.check_model_matches(path, self.model, saved)
-        load_model_state(self.model, saved.state_dict())
+        if saved is not None:
+            ckpt.check_model_matches(path, self.model, saved)
+            load_model_state(self.model, saved.state_dict())
         state, self.progress, rng = ckpt.load_train_state(path)
         self.train_step.load_optimizer_state(
             state, str(path), "resume from an earlier checkpoint or start a new run folder"
