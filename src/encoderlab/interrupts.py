@@ -118,6 +118,7 @@ def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
     # registered first, so run after the command's own hooks; the last of all when none was registered
     # before it, and only then may it end the process without the teardown that follows (`_ended`)
     atexit.register(_exit_if_interrupted, say, getattr(atexit, "_ncallbacks", lambda: 1)() == 0)
+    _ended.clear()  # an earlier command's status in this process is not this one's (the process ends with ours)
     _armed.append(say)
     try:
         yield

@@ -231,3 +231,33 @@ def test_work_complete_after_the_entry_points_block_leaves_a_later_callers_handl
     finally:
         for signum, handler in zip(signals, before):
             signal.signal(signum, handler)
+
+
+def test_the_process_ends_with_the_status_of_its_last_command(monkeypatch):
+    """Each command run through the entry point's block appended its status to one list that the exit hook reads
+    whole: after a refused command (2) and one that completed, a process ended with 2, and a signal in its
+    shutdown said "interrupted" and 130 of the completed one (its check is for exactly one status, 0)."""
+    from encoderlab import interrupts
+
+    class Exited(Exception):
+        pass
+
+    def exit_with(code):
+        raise Exited(code)
+
+    monkeypatch.setattr(interrupts.atexit, "register", lambda *args: None)  # no hook in pytest's process
+    monkeypatch.setattr(interrupts, "_ended", [])
+    monkeypatch.setattr(interrupts.os, "_exit", exit_with)
+    signals = (signal.SIGINT, signal.SIGTERM)
+    before = [signal.getsignal(s) for s in signals]
+    try:
+        with pytest.raises(SystemExit), interrupts.interrupts_in_shutdown(lambda: None):
+            sys.exit(2)  # a refused command
+        with interrupts.interrupts_in_shutdown(lambda: None):
+            pass  # then one that completed
+        with pytest.raises(Exited) as ended:
+            interrupts._exit_if_interrupted(lambda: None, True)  # the hook, the last of all
+        assert ended.value.args == (0,)
+    finally:
+        for signum, handler in zip(signals, before):
+            signal.signal(signum, handler)
