@@ -8,6 +8,7 @@ from encoderlab.eval.tasks import TASKS
 from encoderlab.study.catalog import get_study
 from encoderlab.study.reported import FAMILIES, PAPER1, reported_rows
 from encoderlab.study.table import Cell, ResultsTable
+from encoderlab.words import decimals, estimate_text
 
 
 def _table(scores: dict[str, dict[str, list[float]]], drop: str | None = None) -> ResultsTable:
@@ -35,8 +36,27 @@ def test_a_paper_setup_study_sets_its_averages_beside_paper_1s():
     )
     rows = reported_rows(spec, table, {"mlm40": "mlm40", "clm": "clm", "mlm20": "mlm20"})
     assert [r[0] for r in rows] == ["MLM-40", "CLM"]  # mlm20 has no results; the recap has no full row
-    assert rows[0][1] == f"85.50 / 84.89 ({85.5 - 84.89:+.2f})"
-    assert rows[1][3] == f"40.00 / 39.26 ({40 - PAPER1['210m', 'clm'][2]:+.2f})"
+    sc = summarize([85.0, 86.0])
+    assert rows[0][1] == f"{estimate_text(sc.mean, sc.half_width)} / 84.89 ({85.5 - 84.89:+.1f})"
+    # two seeds give a half-width of ~6.4: one decimal, as the results table prints the same cell
+    assert decimals(sc.half_width) == 1 and rows[0][1].startswith("85.5 ± 6.4 / 84.89 (+0.6)")
+    # seeds that agree: a zero width, printed at two places as the results table prints it
+    assert rows[1][3] == f"40.00 ± 0.00 / 39.26 ({40 - PAPER1['210m', 'clm'][2]:+.2f})"
+
+
+def test_a_difference_is_never_finer_than_paper_1s_digits():
+    """Seeds that all but agree give our average four places; paper 1's number has two, so the difference
+    keeps two. One seed has no interval: two places, no `±`, as every report prints such a score."""
+    spec = get_study("paper1-pfs", "gpu-210m")
+    narrow = [85.0001, 85.0002, 85.0003]
+    table = _table({"mlm40": {f: narrow for f in ("sc", "tc", "qa", "ir")}, "clm": {"sc": [80.0]}})
+    rows = reported_rows(spec, table, {"mlm40": "mlm40", "clm": "clm"})
+    estimate = summarize(narrow)
+    assert decimals(estimate.half_width) == 4
+    ours, rest = rows[0][1].split(" / ")
+    assert ours == estimate_text(estimate.mean, estimate.half_width) == f"85.0002 ± {estimate.half_width:.4f}"
+    assert rest == f"84.89 ({estimate.mean - 84.89:+.2f})"
+    assert rows[1][1] == f"80.00 / 82.80 ({80 - PAPER1['210m', 'clm'][0]:+.2f})"
 
 
 def test_a_family_missing_a_task_is_not_compared():
@@ -44,7 +64,7 @@ def test_a_family_missing_a_task_is_not_compared():
     qa_task = next(t for t in suite_tasks("paper") if TASKS[t].family == "qa")
     table = _table({"mlm40": {f: [80.0, 81.0] for f in ("sc", "tc", "qa", "ir")}}, drop=qa_task)
     (row,) = reported_rows(spec, table, {"mlm40": "mlm40"})
-    assert row[3] == "– / 62.77" and row[1].startswith("80.50 / 87.00")
+    assert row[3] == "– / 62.77" and row[1].startswith("80.5 ± 6.4 / 87.00")
 
 
 def test_scales_that_are_not_paper_1s_setup_compare_nothing():

@@ -23,6 +23,11 @@ fine-tuning noise this study measures (the interval beside ours). Only full rows
 compared only when the model has results for all of the suite's tasks of that family, the average
 paper 1 reports. `clm25-mlm40` is, at these scales, paper 1's "10k CLM + 32k MLM" row: it switches at
 10k as the released checkpoint does (`paper1.PAPER1_SWITCH`), not at 25% of 42k.
+
+Digits. Our average is printed as every report prints a score (`words.estimate_text`: to the digits its
+interval allows, two places without one); paper 1's as the recap gives it (`REPORTED_PLACES`); the
+difference at our interval's digits but never finer than the recap's, since paper 1's number is known to
+no more places than that (`71.2 ± 9.8 / 84.89 (-13.7)`, not `71.23 / 84.89 (-13.66)`).
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ from encoderlab.eval.suites import suite_tasks
 from encoderlab.eval.tasks import TASKS
 from encoderlab.study.fidelity import departures
 from encoderlab.study.spec import StudySpec
-from encoderlab.study.table import ResultsTable
+from encoderlab.study.table import Cell, ResultsTable
+from encoderlab.words import decimals, estimate_text, number_text
 
 FAMILIES = ("sc", "tc", "qa", "ir")
 
@@ -55,6 +61,9 @@ PAPER1: dict[tuple[str, str], tuple[float, float, float, float]] = {
     ("610m", "mlm-base+mlm-22k"): (87.47, 92.11, 67.66, 80.45),
     ("610m", "clm-base+mlm-22k"): (88.40, 92.70, 66.62, 80.70),
 }
+REPORTED_PLACES = 2
+"""The decimals the recap gives paper 1's averages to: its numbers are printed so, and a difference from one
+is never printed finer."""
 SOURCE = (
     "Paper 1's numbers are a secondary recap of its appendix tables 2-17 (not read from the PDF; the "
     "authors' EncodEval/results/**/results.json are the primary source). A difference is not a test: "
@@ -85,9 +94,17 @@ def reported_rows(spec: StudySpec, table: ResultsTable, first_model: Mapping[str
         cells = []
         for family, theirs in zip(FAMILIES, reported):
             cell = ours.get(family)
-            if cell is None or not _complete(table, model, family, spec.eval.suite):
-                cells.append(f"– / {theirs:.2f}")
-            else:
-                cells.append(f"{cell.mean:.2f} / {theirs:.2f} ({cell.mean - theirs:+.2f})")
+            complete = cell is not None and _complete(table, model, family, spec.eval.suite)
+            cells.append(_beside(cell if complete else None, theirs))
         rows.append([run.display, *cells])
     return rows
+
+
+def _beside(cell: Cell | None, theirs: float) -> str:
+    """`ours / reported (difference)`, or `– / reported` where this run has no comparable average."""
+    reported = number_text(theirs, REPORTED_PLACES)
+    if cell is None:
+        return f"– / {reported}"
+    places = min(decimals(cell.half_width), REPORTED_PLACES)  # no finer than paper 1's own digits
+    diff = number_text(cell.mean - theirs, places, sign=True)
+    return f"{estimate_text(cell.mean, cell.half_width)} / {reported} ({diff})"
