@@ -151,6 +151,90 @@ def test_a_private_import_is_named(tmp_path, code, expected):
         assert len(errors) == 1 and expected in errors[0] and "bad.py:" in errors[0], errors
 
 
+TESTS = SRC.parents[1] / "tests"
+
+
+def _tests_module(root: Path, stems: dict[str, Path], module: str | None) -> Path | None:
+    """The file under `root` (the tests folder) that `module` names: `tests.study.fake_study` by its path,
+    a bare `fake_study` (a test folder is on sys.path while its tests run) by its file name (`stems`)."""
+    if not module:
+        return None
+    if module.split(".")[0] == root.name:
+        path = root.parent.joinpath(*module.split("."))
+        return next((p for p in (path.with_suffix(".py"), path / "__init__.py") if p.is_file()), None)
+    return stems.get(module)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_test_imports(root: Path = TESTS) -> list[str]:
+    """Every underscore name a module under `root` takes from another one, as 'file:line: a imports b._name':
+    `from test_x import _helper`, or `from tests.eval import test_x` then `test_x._helper`. A helper two
+    test modules share is a public name of a helper module (tests/study/study_fixtures.py, tests/eval/fixtures.py,
+    ...), so renaming a test's own helper cannot break another test module that never said it uses it."""
+    errors, files = [], sorted(root.rglob("*.py"))
+    stems = {p.stem: p for p in reversed(files)}
+    for path in files:
+        rel = path.relative_to(root.parent)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = {}  # a local name bound to another module under `root` -> that module's file
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                source = _tests_module(root, stems, node.module)
+                for alias in node.names:
+                    if source not in (None, path) and _private(alias.name):
+                        errors.append(f"{rel}:{node.lineno}: imports {node.module}.{alias.name}")
+                    whole = _tests_module(root, stems, f"{node.module}.{alias.name}")
+                    if whole not in (None, path):
+                        aliases[alias.asname or alias.name] = (node.module + "." + alias.name, whole)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    whole = _tests_module(root, stems, alias.name)
+                    if whole not in (None, path) and alias.asname:
+                        aliases[alias.asname] = (alias.name, whole)
+        for node in ast.walk(tree):
+            named = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            if named and _private(node.attr) and node.value.id in aliases:
+                errors.append(f"{rel}:{node.lineno}: reads {aliases[node.value.id][0]}.{node.attr}")
+    return errors
+
+
+def test_no_test_module_imports_another_modules_private_name():
+    """105 underscore names were taken across test modules: imports such as `from tests.study.test_files
+    import _task_file` and `from test_mirror_pin import _cfg` of a test module's own helpers, and `hub._qrels`
+    of one of hub_fixtures.py. The shared ones are public names of helper modules now."""
+    errors = private_test_imports()
+    assert not errors, "private names imported across test modules:\n" + "\n".join(errors)
+
+
+@pytest.mark.parametrize(
+    "code,expected",
+    [
+        ("from tests.study.test_a import _helper\n", "imports tests.study.test_a._helper"),
+        ("def f():\n    from test_a import CASES, _helper\n", "imports test_a._helper"),
+        ("from tests.study import test_a\n\nx = test_a._helper\n", "reads tests.study.test_a._helper"),
+        ("import tests.study.test_a as a\n\nx = a._helper()\n", "reads tests.study.test_a._helper"),
+        ("from tests.study.helpers import _helper\n", "imports tests.study.helpers._helper"),
+        ("from tests.study.test_a import CASES, helper\nfrom os import _exit\n", None),
+        ("from tests.study import test_a\n\nx = test_a.cache\n", None),
+        ("from test_b import _own\n", None),  # its own name: a module may import itself
+    ],
+)
+def test_a_private_test_import_is_named(tmp_path, code, expected):
+    root = tmp_path / "tests"
+    (root / "study").mkdir(parents=True)
+    for name in ("test_a", "helpers"):
+        (root / "study" / f"{name}.py").write_text("CASES = []\n\ndef _helper():\n    pass\n")
+    (root / "study" / "test_b.py").write_text(code)
+    errors = [e for e in private_test_imports(root) if "test_b.py:" in e]
+    if expected is None:
+        assert errors == []
+    else:
+        assert len(errors) == 1 and expected in errors[0], errors
+
+
 def test_every_import_follows_the_layers():
     errors = forbidden_imports()
     assert not errors, "imports against docs/architecture.md's layers:\n" + "\n".join(errors)

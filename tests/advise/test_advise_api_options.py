@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_advise_commands import _one_line, _write_csv
+from tests.advise.advise_fixtures import one_line_refusal, write_ladder_csv
 
 from encoderlab.advise.decide import advise
 from encoderlab.advise.holdout import score_held_out
@@ -51,13 +51,13 @@ def test_an_option_out_of_range_is_refused_alike_by_the_api_and_the_command(
     out = tmp_path / "a"
     argv = [
         "advise",
-        str(_write_csv(syn, tmp_path / "ladder.csv")),
+        str(write_ladder_csv(syn, tmp_path / "ladder.csv")),
         "--target-flops",
         "1e19",
         "--out",
         str(out),
     ]
-    err = _one_line(capsys, [*argv, flag, typed])
+    err = one_line_refusal(capsys, [*argv, flag, typed])
     assert err.endswith(f"{flag} {said.removeprefix(f'{keyword} ')}") and not out.exists()  # the same words
 
 

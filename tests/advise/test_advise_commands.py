@@ -9,35 +9,17 @@ import sys
 
 import numpy as np
 import pytest
+from tests.advise.advise_fixtures import one_line_refusal, write_ladder_csv
 
 from encoderlab.advise.reach import times
 from encoderlab.advise.synthetic import synthetic_ladder
 from encoderlab.cli import main
 
 
-def _write_csv(syn, path):
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["clm_share", "mask_ratio", "params", "tokens", "seed", "val/mlm15"])
-        for o in syn.ladder.observations:
-            writer.writerow(
-                [o.schedule.clm_share, o.schedule.mask_ratio or "", o.params, o.tokens, o.seed, o.value]
-            )
-    return path
-
-
 @pytest.fixture(scope="module")
 def ladder_csv(tmp_path_factory):
     syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
-    return _write_csv(syn, tmp_path_factory.mktemp("ladder") / "ladder.csv"), syn
-
-
-def _one_line(capsys, argv) -> str:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert exc.value.code == 2 and len(err) == 1, err
-    return err[0]
+    return write_ladder_csv(syn, tmp_path_factory.mktemp("ladder") / "ladder.csv"), syn
 
 
 def test_advise_prints_the_table_and_saves_advice_and_figure(ladder_csv, tmp_path, capsys):
@@ -71,9 +53,9 @@ def test_advise_prints_the_table_and_saves_advice_and_figure(ladder_csv, tmp_pat
 
 def test_seed_noise_reaches_the_bootstrap_of_a_one_seed_ladder(tmp_path, capsys):
     syn = synthetic_ladder(np.random.default_rng(8), seeds=(1, 1), crossover=0.1)
-    path = _write_csv(syn, tmp_path / "one_seed.csv")
+    path = write_ladder_csv(syn, tmp_path / "one_seed.csv")
     argv = ["advise", str(path), "--target-flops", str(syn.target_flops), "--bootstrap", "100"]
-    assert "two pretraining seeds" in _one_line(capsys, [*argv, "--out", str(tmp_path / "refused")])
+    assert "two pretraining seeds" in one_line_refusal(capsys, [*argv, "--out", str(tmp_path / "refused")])
     main([*argv, "--seed-noise", "0.005", "--out", str(tmp_path / "advice")])
     advice = json.loads((tmp_path / "advice" / "advice.json").read_text())
     assert advice["seed_noise"] == 0.005 and advice["recommendation"] == "MLM-40"
@@ -113,7 +95,7 @@ def test_advise_does_not_import_torch_for_a_ladder_file(ladder_csv, tmp_path):
 def test_bad_options_are_one_line_and_create_nothing(ladder_csv, tmp_path, capsys, extra, message):
     path, _ = ladder_csv
     out = tmp_path / "advice"
-    err = _one_line(capsys, ["advise", str(path), "--out", str(out), *extra])
+    err = one_line_refusal(capsys, ["advise", str(path), "--out", str(out), *extra])
     assert message in err and not out.exists()
 
 
@@ -123,22 +105,22 @@ def test_bad_inputs_are_one_line_and_create_nothing(ladder_csv, tmp_path, capsys
     target = ["--target-flops", "1e19", "--out", str(out)]
     plain = tmp_path / "plain"
     plain.mkdir()
-    assert "not a study (no graph.json)" in _one_line(capsys, ["advise", str(plain), *target])
-    assert "missing column acc" in _one_line(
+    assert "not a study (no graph.json)" in one_line_refusal(capsys, ["advise", str(plain), *target])
+    assert "missing column acc" in one_line_refusal(
         capsys, ["advise", str(path), *target, "--metric", "acc", "--better", "lower"]
     )
     one = tmp_path / "one.csv"
     one.write_text(
         "clm_share,mask_ratio,params,tokens,seed,val/mlm15\n0,0.4,1e6,2e7,0,3.5\n0,0.4,2e6,4e7,0,3.1\n"
     )
-    assert "one schedule (MLM-40)" in _one_line(capsys, ["advise", str(one), *target])
+    assert "one schedule (MLM-40)" in one_line_refusal(capsys, ["advise", str(one), *target])
     assert not out.exists()
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "keep.txt").write_text("mine")
-    err = _one_line(capsys, ["advise", str(path), "--target-flops", "1e19", "--out", str(foreign)])
+    err = one_line_refusal(capsys, ["advise", str(path), "--target-flops", "1e19", "--out", str(foreign)])
     assert "encoderlab did not create" in err and [p.name for p in foreign.iterdir()] == ["keep.txt"]
-    err = _one_line(capsys, ["advise", str(path), "--target-flops", "1e19", "--out", str(path.parent)])
+    err = one_line_refusal(capsys, ["advise", str(path), "--target-flops", "1e19", "--out", str(path.parent)])
     assert "lies inside the source" in err
 
 
@@ -221,7 +203,7 @@ def test_a_direction_or_ceiling_the_metric_cannot_take_is_refused(
 ):
     path, _ = ladder_csv
     out = tmp_path / "advice"
-    err = _one_line(capsys, ["advise", str(path), "--target-flops", "1e19", *extra, "--out", str(out)])
+    err = one_line_refusal(capsys, ["advise", str(path), "--target-flops", "1e19", *extra, "--out", str(out)])
     assert err.endswith(message) and not out.exists(), err
 
 
@@ -239,7 +221,9 @@ def test_a_target_below_the_ladder_is_refused_and_creates_nothing(ladder_csv, tm
     path, syn = ladder_csv
     lo = min(o.compute for o in syn.ladder.observations)
     out = tmp_path / "advice"
-    err = _one_line(capsys, ["advise", str(path), "--target-flops", f"{lo / 1000:.6g}", "--out", str(out)])
+    err = one_line_refusal(
+        capsys, ["advise", str(path), "--target-flops", f"{lo / 1000:.6g}", "--out", str(out)]
+    )
     assert err.endswith(
         f"the target's compute (C = {lo / 1000:.3g}) is below the ladder's smallest rung (C = {lo:.3g}), "
         "where no run speaks for the curves; give a target at or above it, or add smaller rungs"
@@ -256,7 +240,7 @@ def test_a_size_target_below_every_run_is_refused_and_creates_nothing(ladder_csv
     out = tmp_path / "advice"
     size, tokens = f"{n / 100:.6g}", f"{2 * c / (6 * n / 100):.6g}"  # twice the smallest rung's compute
     argv = ["advise", str(path), "--target-size", size, "--target-tokens", tokens, "--out", str(out)]
-    err = _one_line(capsys, argv)
+    err = one_line_refusal(capsys, argv)
     assert err.endswith(
         f"the target's size N ({n / 100:.3g}) is below the smallest the ladder's runs were trained at ({n:.3g}), "
         "where no run speaks for the curves; give a target at or above it, or add smaller runs"
@@ -296,7 +280,7 @@ def test_a_huber_delta_that_would_fit_least_squares_is_refused_and_creates_nothi
     a numpy overflow warning on stderr): `fit.DELTA_RANGE`."""
     path, _ = ladder_csv
     out = tmp_path / "a"
-    err = _one_line(
+    err = one_line_refusal(
         capsys, ["advise", str(path), "--huber-delta", delta, "--target-flops", "1e19", "--out", str(out)]
     )
     assert err.endswith(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.advise.test_studyread import _pretrain
+from tests.advise.advise_fixtures import write_pretrain_node
 
 from encoderlab.cli import main
 from encoderlab.model.config import SIZES
@@ -23,7 +23,7 @@ def _study(path, runs, finished=True, budgets=(1,)):
     for b, budget in enumerate(budgets):
         for i, (name, (recipe, params), seed, value) in enumerate(runs):
             key, name = f"{b}{i:x}" * 32, f"{name}-x{budget}"
-            _pretrain(path, name, key, recipe, params, seed, value - b / 10, marker=finished)
+            write_pretrain_node(path, name, key, recipe, params, seed, value - b / 10, marker=finished)
             metrics = (
                 path
                 / "nodes"
@@ -192,7 +192,7 @@ def test_studies_scored_on_other_held_out_rows_are_refused(tmp_path, capsys):
 def _finetuned(study, lrs=(1e-4, 5e-4), seeds=(0, 1), signature="sig"):
     """The study with every pretraining run fine-tuned on tweets at each LR and seed of the grid (finished
     eval nodes whose records score 100 - 5 x the run's val/mlm15, so a larger run scores higher)."""
-    from tests.advise.test_studyread import _node
+    from tests.advise.advise_fixtures import write_node
 
     from encoderlab.config import to_dict
     from encoderlab.eval.summary import EvalRecord
@@ -219,7 +219,7 @@ def _finetuned(study, lrs=(1e-4, 5e-4), seeds=(0, 1), signature="sig"):
                     f"{g['key'][:32]}{lr:g}{seed}".ljust(64, "e"),
                     f"eval/{g['name']}/tweets/lr{lr:g}/s{seed}",
                 )
-                _node(study, "eval", name, key, config, (g["name"],), to_dict(record))
+                write_node(study, "eval", name, key, config, (g["name"],), to_dict(record))
                 graph.append({"name": name, "kind": "eval", "key": key, "config": config})
     (study / "graph.json").write_text(json.dumps(graph))
     return study

@@ -15,7 +15,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 from scipy.optimize import least_squares
-from tests.advise.test_fit import scipy_loss
+from tests.advise.advise_fixtures import scipy_loss
 
 from encoderlab.advise.decide import advise, common_rungs
 from encoderlab.advise.fit import DELTA

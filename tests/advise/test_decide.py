@@ -7,26 +7,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from tests.advise.advise_fixtures import LOSS, made_up_ladder
 
 from encoderlab.advise.decide import advise, decision_accuracy
 from encoderlab.advise.fit import CHINCHILLA, POWER
-from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Metric, Observation
+from encoderlab.advise.ladder import Ladder, Metric, Observation
 from encoderlab.advise.predict import Rungs, Target, choose_form, computes, resample
 from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
 from encoderlab.errors import UserError
-
-LOSS = KNOWN_METRICS["val/mlm15"]
-
-
-def _ladder(values: dict, sizes=(8e6, 2e7, 5e7, 1.25e8), tokens_per_param=20.0, metric=LOSS) -> Ladder:
-    """values: schedule -> per rung a tuple of seed values."""
-    runs = [
-        Observation(schedule=s, params=n, tokens=tokens_per_param * n, seed=k, value=v)
-        for s, rungs in values.items()
-        for n, seeds in zip(sizes, rungs)
-        for k, v in enumerate(seeds)
-    ]
-    return Ladder(metric, tuple(runs))
 
 
 def test_decision_accuracy_is_the_share_of_pairs_ordered_as_at_the_target():
@@ -40,7 +28,9 @@ def test_decision_accuracy_is_the_share_of_pairs_ordered_as_at_the_target():
 
 
 def test_the_bootstrap_keeps_rung_means_and_draws_inflated_pooled_seed_deviations():
-    runs = _ladder({MLM_LIKE: [(3.0, 3.2), (2.5, 2.5, 2.8), (2.0,)], CLM_LIKE: [(1.0, 1.0)] * 3}).of(MLM_LIKE)
+    runs = made_up_ladder({MLM_LIKE: [(3.0, 3.2), (2.5, 2.5, 2.8), (2.0,)], CLM_LIKE: [(1.0, 1.0)] * 3}).of(
+        MLM_LIKE
+    )
     loss = np.array([o.value for o in runs])
     rungs = Rungs.of(runs)
     reps = resample(loss, rungs, np.random.default_rng(0), 4000)
@@ -85,7 +75,7 @@ def test_crossover_is_found_near_the_truth_and_parallel_curves_do_not_cross():
     assert c.verdict == "cross" and c.first == CLM_LIKE.name
     assert syn.crossover / 1.5 < c.compute < syn.crossover * 1.5 and c.low <= c.compute <= c.high
     curve = [3.0, 2.6, 2.3, 2.1]
-    parallel = _ladder(
+    parallel = made_up_ladder(
         {MLM_LIKE: [(v, v + 0.004) for v in curve], CLM_LIKE: [(v + 0.3, v + 0.302) for v in curve]}
     )
     (c,) = advise(parallel, Target(flops=1e19), n_boot=60).crossovers
@@ -93,7 +83,7 @@ def test_crossover_is_found_near_the_truth_and_parallel_curves_do_not_cross():
 
 
 def test_a_schedule_with_two_rungs_falls_back_to_the_single_rung_ranking():
-    ladder = _ladder(
+    ladder = made_up_ladder(
         {MLM_LIKE: [(3.0, 3.01), (2.6, 2.61), (2.3, 2.31)], CLM_LIKE: [(2.9, 2.91), (2.5, 2.52)]},
         sizes=(1e7, 2e7, 4e7),
     )
@@ -114,7 +104,7 @@ def test_a_schedule_with_two_rungs_falls_back_to_the_single_rung_ranking():
 def test_a_far_target_without_a_backtest_is_not_said_to_be_backtested():
     """Three rungs per schedule fit curves but allow no backtest (it refits without the largest rung); the
     far-target warning still said "the backtest checked only one rung inside the ladder"."""
-    ladder = _ladder(
+    ladder = made_up_ladder(
         {
             MLM_LIKE: [(3.0, 3.01), (2.6, 2.61), (2.3, 2.31)],
             CLM_LIKE: [(2.9, 2.91), (2.55, 2.56), (2.35, 2.36)],
@@ -135,7 +125,7 @@ def test_a_failed_backtest_recommends_the_single_rung_ranking_and_says_why():
     # the rung below it predicts it
     base = np.array([3.0, 2.6, 2.3, 2.1])
     gap = np.array([0.3, 0.38, 0.22, 0.3])
-    ladder = _ladder(
+    ladder = made_up_ladder(
         {MLM_LIKE: [(v, v + 0.002) for v in base], CLM_LIKE: [(v, v + 0.002) for v in base + gap]}
     )
     adv = advise(ladder, Target(params=3e8, tokens=6e9), n_boot=60)
@@ -154,7 +144,7 @@ def test_a_backtest_whose_curves_got_the_held_out_order_wrong_does_not_endorse_e
     recommended after getting the held-out order wrong."""
     base = np.array([3.0, 2.6, 2.3, 2.1])
     gap = np.array([-0.3, -0.2, -0.1, 0.02])
-    ladder = _ladder(
+    ladder = made_up_ladder(
         {MLM_LIKE: [(v, v + 0.002) for v in base], CLM_LIKE: [(v, v + 0.002) for v in base + gap]}
     )
     adv = advise(ladder, Target(params=3e8, tokens=6e9), n_boot=60)
@@ -167,7 +157,7 @@ def test_a_backtest_whose_curves_got_the_held_out_order_wrong_does_not_endorse_e
 def test_schedules_sharing_no_rung_are_extrapolated_unchecked():
     curve = [(3.0, 3.01), (2.6, 2.61), (2.3, 2.31)]
     worse = [(a + 0.3, b + 0.3) for a, b in curve]  # far apart at every size: the old code recommended MLM
-    runs = list(_ladder({MLM_LIKE: curve, CLM_LIKE: worse}, sizes=(1e7, 2e7, 4e7)).observations)
+    runs = list(made_up_ladder({MLM_LIKE: curve, CLM_LIKE: worse}, sizes=(1e7, 2e7, 4e7)).observations)
     runs = [
         replace(o, params=o.params * 1.1, tokens=o.tokens * 1.1) if o.schedule == CLM_LIKE else o
         for o in runs
@@ -227,7 +217,7 @@ def test_the_curves_of_a_size_target_pass_through_its_prediction():
 
 
 def test_seed_noise_must_be_estimable():
-    ladder = _ladder(
+    ladder = made_up_ladder(
         {MLM_LIKE: [(3.0,), (2.6,), (2.3,)], CLM_LIKE: [(2.9, 2.91), (2.5,), (2.2,)]}, sizes=(1e7, 2e7, 4e7)
     )
     with pytest.raises(UserError, match="no rung of MLM-40 has two pretraining seeds"):
@@ -270,7 +260,7 @@ def test_a_schedule_whose_own_rungs_stop_short_of_the_target_is_warned_about():
     sizes = (1e6, 4e6, 1.6e7, 6.4e7, 2.56e8)
     mlm = [(3.4, 3.42), (3.0, 3.02), (2.6, 2.62), (2.3, 2.32), (2.1, 2.12)]
     clm = [(3.3, 3.32), (2.95, 2.97), (2.7, 2.72)]
-    ladder = _ladder({MLM_LIKE: mlm, CLM_LIKE: clm}, sizes=sizes)
+    ladder = made_up_ladder({MLM_LIKE: mlm, CLM_LIKE: clm}, sizes=sizes)
     advice = advise(ladder, Target(params=1e9, tokens=2e10), n_boot=40)
     (warning,) = advice.warnings
     assert warning.startswith(
@@ -287,7 +277,7 @@ def test_seed_noise_from_too_few_degrees_of_freedom_is_warned_about():
     curve = [3.0, 2.6, 2.3, 2.1]
     one = [(curve[0], curve[0] + 0.01), *((v,) for v in curve[1:])]
     two = [(v + 0.05, v + 0.06) for v in curve[:2]] + [(v + 0.05,) for v in curve[2:]]
-    ladder = _ladder({MLM_LIKE: one, CLM_LIKE: two})
+    ladder = made_up_ladder({MLM_LIKE: one, CLM_LIKE: two})
     (warning,) = advise(ladder, Target(flops=1e19), n_boot=60).warnings
     assert (
         f"the seed noise of {MLM_LIKE.name} (1), {CLM_LIKE.name} (2) is estimated from fewer than 3"
@@ -295,7 +285,10 @@ def test_seed_noise_from_too_few_degrees_of_freedom_is_warned_about():
     )
     assert advise(ladder, Target(flops=1e19), n_boot=60, seed_noise=0.01).warnings == ()
     three = [(v, v + 0.01) for v in curve[:3]] + [(curve[3],)]
-    assert advise(_ladder({MLM_LIKE: three, CLM_LIKE: three}), Target(flops=1e19), n_boot=60).warnings == ()
+    assert (
+        advise(made_up_ladder({MLM_LIKE: three, CLM_LIKE: three}), Target(flops=1e19), n_boot=60).warnings
+        == ()
+    )
 
 
 def test_no_schedule_is_recommended_where_the_replicates_and_the_point_fit_disagree():
@@ -375,7 +368,9 @@ def test_schedules_with_the_same_values_are_a_tie_not_a_recommendation():
     from encoderlab.advise.report import format_advice
 
     seeds = ((4.0, 4.02), (3.6, 3.63), (3.3, 3.31), (3.1, 3.12))
-    adv = advise(_ladder({MLM_LIKE: seeds, CLM_LIKE: seeds}), Target(params=3e8, tokens=6e9), n_boot=40)
+    adv = advise(
+        made_up_ladder({MLM_LIKE: seeds, CLM_LIKE: seeds}), Target(params=3e8, tokens=6e9), n_boot=40
+    )
     assert adv.recommendation is None
     assert [(p.p_best, p.rung_p_best) for p in adv.predictions] == [(0.5, 0.5), (0.5, 0.5)]
     assert "nan" not in format_advice(adv) and "n/a of pairs ranked right" in format_advice(adv)
@@ -387,7 +382,9 @@ def test_schedules_with_the_same_values_are_said_to_be_identical_not_to_have_no_
     from encoderlab.advise.report import format_advice
 
     seeds = ((4.0, 4.02), (3.6, 3.63), (3.3, 3.31), (3.1, 3.12))
-    adv = advise(_ladder({MLM_LIKE: seeds, CLM_LIKE: seeds}), Target(params=3e8, tokens=6e9), n_boot=40)
+    adv = advise(
+        made_up_ladder({MLM_LIKE: seeds, CLM_LIKE: seeds}), Target(params=3e8, tokens=6e9), n_boot=40
+    )
     (c,) = adv.crossovers
     assert c.verdict == "identical" and c.compute is None
     (line,) = [x for x in format_advice(adv).splitlines() if x.startswith(f"  {c.a} vs {c.b}")]
@@ -428,7 +425,7 @@ def test_a_size_target_at_an_allocation_no_run_reached_is_warned_about():
         "the target"
     ) in adv.warnings
     assert advise(two_d, Target(params=1e7, tokens=2e8), n_boot=20).warnings == ()
-    one_d = _ladder(
+    one_d = made_up_ladder(
         {
             MLM_LIKE: [(3.0, 3.02), (2.6, 2.62), (2.3, 2.32), (2.1, 2.12)],
             CLM_LIKE: [(3.1, 3.12), (2.7, 2.72), (2.4, 2.42), (2.2, 2.22)],
@@ -476,7 +473,7 @@ def test_a_backtest_with_one_near_tied_pair_of_three_ranked_wrong_still_endorses
     third = Schedule.biphasic(0.5, 0.3)
     base = np.array([3.0, 2.6, 2.3, 2.1])
     gap = np.array([-0.3, -0.2, -0.1, 0.02])
-    ladder = _ladder(
+    ladder = made_up_ladder(
         {
             MLM_LIKE: [(v, v + 0.002) for v in base],
             CLM_LIKE: [(v, v + 0.002) for v in base + gap],

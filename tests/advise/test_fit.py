@@ -4,72 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.optimize import least_squares
+from tests.advise.advise_fixtures import scipy_best
 
-from encoderlab.advise.fit import CHINCHILLA, DELTA, DELTA_RANGE, POWER, TIE, fit_curves, objective
+from encoderlab.advise.fit import CHINCHILLA, DELTA, DELTA_RANGE, POWER, fit_curves
 
 RUNGS = np.repeat(np.array([1 / 64, 1 / 16, 1 / 4, 1.0]), 3)
 SIZES, TOKENS = (a.ravel() for a in np.meshgrid([0.25, 0.5, 1.0], [0.25, 0.5, 1.0]))
 GRID = np.stack([np.repeat(SIZES, 2), np.repeat(TOKENS, 2)], -1)
-
-
-def _lse_terms(p, lx):
-    """Residual pieces of log(E + sum_j A_j x_j^-a_j) for p = (e, log A_1, a_1, ...): the log terms and their softmax."""
-    terms = [np.full(len(lx), p[0])] + [p[1 + 2 * j] - p[2 + 2 * j] * lx[:, j] for j in range(lx.shape[1])]
-    terms = np.stack(terms, -1)
-    top = np.logaddexp.reduce(terms, axis=-1)
-    return top, np.exp(terms - top[:, None])
-
-
-def scipy_loss(z: np.ndarray) -> np.ndarray:
-    """The fit's loss as scipy's `least_squares` takes a callable one: rho(z) and its first two derivatives
-    at z = (r / f_scale)^2, the cost being f_scale^2 / 2 * rho. With f_scale = delta that cost is
-    Huber_delta(r) + TIE * r^2 / 2, written here from scipy's own Huber rho (z, or 2 sqrt(z) - 1 past 1)."""
-    root = np.sqrt(np.maximum(z, 1.0))  # only read where z > 1
-    inside = z <= 1
-    return np.stack(
-        [
-            np.where(inside, z, 2 * root - 1) + TIE * z,
-            np.where(inside, 1.0, 1 / root) + TIE,
-            np.where(inside, 0.0, -0.5 / root**3),
-        ]
-    )
-
-
-def _scipy_best(lx, ly, starts, lower, upper, delta):
-    """The lowest log-Huber objective scipy's least_squares reaches from a grid of starts (OLMo's recipe)."""
-    return _scipy_fit(lx, ly, starts, lower, upper, delta)[0]
-
-
-def _scipy_fit(lx, ly, starts, lower, upper, delta):
-    """(objective, parameters) of the best of scipy's least_squares fits from a grid of starts."""
-
-    def residuals(p):
-        return _lse_terms(p, lx)[0] - ly
-
-    def jacobian(p):
-        soft = _lse_terms(p, lx)[1]
-        cols = [soft[:, 0]]
-        for j in range(lx.shape[1]):
-            cols += [soft[:, 1 + j], -soft[:, 1 + j] * lx[:, j]]
-        return np.stack(cols, -1)
-
-    best = (np.inf, None)
-    for p0 in starts:
-        fit = least_squares(
-            residuals,
-            p0,
-            jac=jacobian,
-            loss=scipy_loss,
-            f_scale=delta,
-            bounds=(lower, upper),
-            xtol=1e-12,
-            ftol=1e-12,
-            gtol=1e-12,
-        )
-        reached = objective(fit.fun, np.ones_like(fit.fun), delta)
-        best = (reached, fit.x) if reached < best[0] else best
-    return best
 
 
 @pytest.mark.parametrize("delta", [1e-3, 1e-2])
@@ -81,7 +22,7 @@ def test_power_fit_reaches_scipys_objective(delta):
     for row, reached in zip(values, fits.objective):
         ly = np.log(row)
         starts = [[np.log(e * row.min()), 0.0, a] for e in (0.01, 0.5, 0.9) for a in (0.1, 0.4, 1.0)]
-        best = _scipy_best(lx, ly, starts, [-60, -60, 0.01], [ly.min(), 60, 2.5], delta)
+        best = scipy_best(lx, ly, starts, [-60, -60, 0.01], [ly.min(), 60, 2.5], delta)
         assert reached <= best * (1 + 1e-7) + 1e-15
 
 
@@ -100,7 +41,7 @@ def test_chinchilla_fit_reaches_scipys_objective():
             for b in (0.2, 0.8)
         ]
         lower, upper = [-60, -60, 0.01, -60, 0.01], [ly.min(), 60, 2.5, 60, 2.5]
-        assert reached <= _scipy_best(lx, ly, starts, lower, upper, 1e-3) * (1 + 1e-7) + 1e-15
+        assert reached <= scipy_best(lx, ly, starts, lower, upper, 1e-3) * (1 + 1e-7) + 1e-15
 
 
 def test_noise_free_curves_are_recovered_and_extrapolated():

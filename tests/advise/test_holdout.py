@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from scipy import stats
-from test_advise_commands import _one_line, _write_csv
+from tests.advise.advise_fixtures import one_line_refusal, write_ladder_csv
 
 from encoderlab.advise.holdout import HeldOutRung, HeldOutScore, format_held_out, noise_bound, score_held_out
 from encoderlab.advise.ladder import Ladder
@@ -54,7 +54,7 @@ def test_two_sizes_cannot_hold_one_out():
 
 def test_the_command_prints_the_table_and_writes_holdout_json(tmp_path, capsys):
     syn = synthetic_ladder(np.random.default_rng(0), rungs=4, crossover=0.4, sigma=1e-4)
-    path = _write_csv(syn, tmp_path / "ladder.csv")
+    path = write_ladder_csv(syn, tmp_path / "ladder.csv")
     main(["advise", str(path), "--hold-out-largest", "--bootstrap", "50", "--out", str(tmp_path / "h")])
     printed = capsys.readouterr().out
     assert "decision accuracy over 1 rung (1 schedule pair): extrapolation 100%, single rung 0%" in printed
@@ -65,7 +65,7 @@ def test_the_command_prints_the_table_and_writes_holdout_json(tmp_path, capsys):
         assert row.index(cell, head.index(heading) - 1) == head.index(heading), (head, row)
     saved = json.loads((tmp_path / "h" / "holdout.json").read_text())
     assert saved["single_rung_accuracy"] == 0.0 and saved["extrapolation_accuracy"] == 1.0
-    line = _one_line(
+    line = one_line_refusal(
         capsys,
         ["advise", str(path), "--hold-out-largest", "--target-flops", "1e20", "--out", str(tmp_path / "x")],
     )
@@ -123,9 +123,9 @@ def test_a_largest_size_that_one_schedule_ran_is_refused(tmp_path, capsys):
     syn = synthetic_ladder(np.random.default_rng(0), rungs=4)
     top = max(o.params for o in syn.ladder.observations)
     runs = [o for o in syn.ladder.observations if not (o.params == top and o.schedule == CLM_LIKE)]
-    one = SimpleNamespace(ladder=Ladder(syn.ladder.metric, tuple(runs)))  # what _write_csv reads
-    path = _write_csv(one, tmp_path / "l.csv")
-    line = _one_line(
+    one = SimpleNamespace(ladder=Ladder(syn.ladder.metric, tuple(runs)))  # what write_ladder_csv reads
+    path = write_ladder_csv(one, tmp_path / "l.csv")
+    line = one_line_refusal(
         capsys, ["advise", str(path), "--hold-out-largest", "--bootstrap", "50", "--out", str(tmp_path / "h")]
     )
     assert line.endswith(

@@ -24,7 +24,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from tests.advise.test_fit import GRID, _scipy_best, _scipy_fit
+from tests.advise.advise_fixtures import scipy_best, scipy_fit
+from tests.advise.test_fit import GRID
 
 from encoderlab.advise.fit import _EXP_RANGE, CHINCHILLA, DELTA, POWER, fit_curves
 from encoderlab.advise.holdout import within_noise
@@ -57,7 +58,7 @@ def test_the_fit_reaches_scipys_objective_where_the_optimum_is_on_a_bound(kind, 
         for e in (0.3, 0.6, 0.9, 0.99)
         for a in (0.05, 0.2, 0.5, 1.0)
     ]
-    best = _scipy_best(lx, ly, starts, [-60, -60, _EXP_RANGE[0]], [ly.min(), 60, _EXP_RANGE[1]], DELTA)
+    best = scipy_best(lx, ly, starts, [-60, -60, _EXP_RANGE[0]], [ly.min(), 60, _EXP_RANGE[1]], DELTA)
     assert fit.objective[0] <= best * (1 + 1e-3)
 
 
@@ -95,7 +96,7 @@ def test_the_2d_fit_on_a_flat_ladder_predicts_as_scipys_best_fit(draw):
     (docs/advise.md), so it is never recommended on its curve."""
     y = 3.0 * np.exp(np.random.default_rng(draw).normal(0.0, 0.003, len(GRID)))
     fit = fit_curves(CHINCHILLA, GRID, y[None], scale=np.array([1.0, 1.0]))
-    best, params = _scipy_fit(*_scipy_2d_problem(y), DELTA)
+    best, params = scipy_fit(*_scipy_2d_problem(y), DELTA)
     assert fit.objective[0] <= best * 1.05
     far = np.log(np.array([[2.5, 2.5], [10.0, 10.0]]))[None]
     ours, theirs = (np.exp(CHINCHILLA.log_predict(p, far))[0] for p in (fit.params, params[None]))
@@ -239,4 +240,4 @@ def test_the_2d_fit_on_a_ladder_that_falls_and_rises_reaches_scipys_best_of_a_gr
     y = (3.0 + 0.05 * (np.log(x) + 1.4) ** 2) * np.exp(np.random.default_rng(4).normal(0.0, 0.003, len(GRID)))
     assert np.diff(np.sort(x)).any() and y[np.argsort(x)][0] > y.min() < y[np.argsort(x)][-1]  # falls, rises
     fit = fit_curves(CHINCHILLA, GRID, y[None], scale=np.array([1.0, 1.0]))
-    assert fit.objective[0] <= _scipy_best(*_scipy_2d_problem(y), DELTA) * (1 + 1e-3)
+    assert fit.objective[0] <= scipy_best(*_scipy_2d_problem(y), DELTA) * (1 + 1e-3)

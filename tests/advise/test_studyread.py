@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.advise.advise_fixtures import write_node, write_pretrain_node
 
 from encoderlab.advise.ladder import Schedule
 from encoderlab.advise.studyread import read_study
@@ -15,46 +16,13 @@ from encoderlab.model.config import ModelConfig
 from encoderlab.train.recipes import build_recipe
 
 
-def _node(study, kind, name, key, config, deps=(), result=None, marker=True):
-    folder = study / "nodes" / kind / f"{name.replace('/', '_')}-{key[:12]}"
-    folder.mkdir(parents=True)
-    record = {
-        "name": name,
-        "kind": kind,
-        "key": key,
-        "config": config,
-        "deps": list(deps),
-        "result": result or {},
-    }
-    if marker:
-        (folder / "node.json").write_text(json.dumps(record))
-    return folder
-
-
-def _pretrain(study, name, key, recipe, params, seed, value, *, flops=True, marker=True):
-    cfg = build_recipe(recipe, [*params, "size=tiny", "steps=20", "warmup=2", "decay=2"])
-    folder = _node(study, "pretrain", f"pretrain/{name}", key, {"declared": {}}, marker=marker)
-    run = folder / "run"
-    run.mkdir()
-    save_yaml(cfg.__class__(**{**cfg.__dict__, "seed": seed}), run / "config.yaml")
-    tokens = cfg.layout.tokens_per_step
-    lines = [
-        {"step": s, "loss": 9.0, "tokens": s * tokens, **({"flops": 1e9} if flops else {})}
-        for s in range(1, 21)
-    ]
-    lines[-1]["val/mlm15"] = value
-    lines[9]["val/mlm15"] = value + 1.0  # an earlier evaluation: the last one is read
-    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"step": 21, "lo')
-    return 20 * tokens
-
-
 def test_pretraining_nodes_become_observations(tmp_path):
     study = tmp_path / "study"
-    tokens = _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
-    _pretrain(study, "mlm40/s1", "b" * 64, "pfs-mlm", ["ratio=0.4"], 1, 6.2, flops=False)
-    _pretrain(study, "clm25", "c" * 64, "pfs-clm-mlm", ["clm_fraction=0.25", "ratio=0.4"], 0, 5.9)
-    _pretrain(study, "old", "d" * 64, "pfs-clm", [], 0, 1.0)  # a superseded key: not in graph.json
-    _pretrain(study, "running", "e" * 64, "pfs-clm", [], 0, 1.0, marker=False)
+    tokens = write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "mlm40/s1", "b" * 64, "pfs-mlm", ["ratio=0.4"], 1, 6.2, flops=False)
+    write_pretrain_node(study, "clm25", "c" * 64, "pfs-clm-mlm", ["clm_fraction=0.25", "ratio=0.4"], 0, 5.9)
+    write_pretrain_node(study, "old", "d" * 64, "pfs-clm", [], 0, 1.0)  # a superseded key: not in graph.json
+    write_pretrain_node(study, "running", "e" * 64, "pfs-clm", [], 0, 1.0, marker=False)
     graph = [
         {"name": f"pretrain/{n}", "key": k * 64}
         for n, k in (("mlm40", "a"), ("mlm40/s1", "b"), ("clm25", "c"))
@@ -74,8 +42,8 @@ def test_pretraining_nodes_become_observations(tmp_path):
 
 def test_continued_runs_are_left_out_with_a_note_and_missing_metrics_refused(tmp_path):
     study = tmp_path / "study"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
-    folder = _node(study, "pretrain", "pretrain/cpt", "b" * 64, {})
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    folder = write_node(study, "pretrain", "pretrain/cpt", "b" * 64, {})
     (folder / "run").mkdir()
     save_yaml(
         build_recipe("cpt-mlm", ["init=some/model", "steps=10", "warmup=1", "decay=2"]),
@@ -93,7 +61,7 @@ def test_continued_runs_are_left_out_with_a_note_and_missing_metrics_refused(tmp
 
 def test_a_finetuning_metric_is_the_test_mean_at_the_lr_chosen_on_validation(tmp_path):
     study = tmp_path / "study"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
     graph = [{"name": "pretrain/mlm40", "key": "a" * 64}]
     scores = {(1e-4, 0): (70, 60), (1e-4, 1): (72, 62), (5e-4, 0): (80, 75), (5e-4, 1): (78, 71)}
     for i, ((lr, seed), (val, test)) in enumerate(scores.items()):
@@ -113,7 +81,7 @@ def test_a_finetuning_metric_is_the_test_mean_at_the_lr_chosen_on_validation(tmp
             test_score=test,
         )
         name = f"eval/mlm40/tweets/lr{lr:g}/s{seed}"
-        _node(study, "eval", name, key, config, ("pretrain/mlm40",), to_dict(record))
+        write_node(study, "eval", name, key, config, ("pretrain/mlm40",), to_dict(record))
         graph.append({"name": name, "kind": "eval", "key": key, "config": config})
     unfinished = {"model": "mlm40", "step": None, "task": "wnut16", "lr": 1e-4, "seed": 0}
     graph.append(
@@ -135,7 +103,7 @@ def test_a_finetuning_metric_is_the_test_mean_at_the_lr_chosen_on_validation(tmp
 def test_a_finetuning_metric_of_a_study_that_fine_tunes_nothing_names_a_metric_it_has(tmp_path):
     """It said "its tasks: none (it has no evaluation nodes); use --metric finetune:TASK with one of them"."""
     study = tmp_path / "study"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
     (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
     with pytest.raises(UserError) as err:
         read_study(study, "finetune:tweets")
@@ -148,7 +116,7 @@ def test_a_finetuning_metric_of_a_study_that_fine_tunes_nothing_names_a_metric_i
 def test_a_metric_edited_to_a_non_number_is_named_not_skipped(tmp_path):
     """The last val/mlm15 edited to text was skipped, and the one before it advised on without a word."""
     study = tmp_path / "study"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
     (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
     metrics = next(study.glob("nodes/pretrain/*/run/metrics.jsonl"))
     lines = metrics.read_text().splitlines()[:-1]  # without the torn last line
@@ -160,8 +128,8 @@ def test_a_metric_edited_to_a_non_number_is_named_not_skipped(tmp_path):
 def test_runs_not_finished_are_named_in_a_note(tmp_path):
     """A study still training was advised from its finished runs, the others left out without a word."""
     study = tmp_path / "study"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
-    _pretrain(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0, marker=False)
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0, marker=False)
     graph = [
         {"name": "pretrain/mlm40", "kind": "pretrain", "key": "a" * 64},
         {"name": "pretrain/clm", "kind": "pretrain", "key": "b" * 64},
@@ -181,8 +149,8 @@ def test_a_run_whose_last_metric_is_not_finite_is_left_out_with_a_note(tmp_path,
     """A diverged run's last held-out loss is null in metrics.jsonl (NaN in a file edited by hand): it was
     skipped, and the run's earlier evaluation advised on as its final loss, without a word."""
     study = tmp_path / "study"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
-    _pretrain(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0)
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0)
     graph = [{"name": "pretrain/mlm40", "key": "a" * 64}, {"name": "pretrain/clm", "key": "b" * 64}]
     (study / "graph.json").write_text(json.dumps(graph))
     metrics = next(study.glob("nodes/pretrain/pretrain_mlm40-*/run/metrics.jsonl"))
@@ -220,7 +188,7 @@ def test_a_logged_count_edited_to_no_count_is_one_line(tmp_path, key, edited):
     """A run's logged tokens edited to text was a TypeError traceback; NaN or a negative count on the last
     line was hidden by the max of the earlier ones, and flops edited to text were dropped from the sum."""
     study = tmp_path / "study"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
     (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
     metrics = next(study.glob("nodes/pretrain/*/run/metrics.jsonl"))
     lines = metrics.read_text().splitlines()[:-1]  # without the torn last line
@@ -236,8 +204,8 @@ def test_a_refused_ladder_names_the_runs_left_out_of_it(tmp_path, capsys):
     from encoderlab.cli import main
 
     study, out = tmp_path / "study", tmp_path / "advice"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
-    _pretrain(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0, marker=False)
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0, marker=False)
     graph = [
         {"name": f"pretrain/{n}", "kind": "pretrain", "key": k * 64}
         for n, k in (("mlm40", "a"), ("clm", "b"))
@@ -256,7 +224,7 @@ def test_a_refused_ladder_names_the_runs_left_out_of_it(tmp_path, capsys):
 def test_a_finished_run_without_its_config_says_what_to_restore(tmp_path):
     """Said "config file .../run/config.yaml does not exist", naming no fix."""
     study = tmp_path / "study"
-    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
     (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
     next(study.glob("nodes/pretrain/*/run/config.yaml")).unlink()
     with pytest.raises(

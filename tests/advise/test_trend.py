@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from tests.advise.test_decide import LOSS, _ladder
+from tests.advise.advise_fixtures import LOSS, made_up_ladder
 
 from encoderlab.advise.decide import advise
 from encoderlab.advise.ladder import Ladder, Metric
@@ -27,7 +27,7 @@ def _flagged(advice) -> list[str]:
 def test_a_schedule_getting_worse_with_scale_is_warned_about_and_not_recommended():
     """CLM leads at every rung but its loss rises with compute: the curve, flat at its best rung, still
     puts it first at the target. Before, the advice recommended it with no warning."""
-    advice = advise(_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: WORSENING}), Target(flops=1e19), n_boot=60)
+    advice = advise(made_up_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: WORSENING}), Target(flops=1e19), n_boot=60)
     (warning,) = _flagged(advice)
     assert warning.startswith(f"{CLM_LIKE.name} does not improve with compute beyond its seed noise")
     # 0.3 over the ladder's 2.39 decades of compute, against seed noise sd 0.0141 (deviations of +-0.01)
@@ -44,14 +44,14 @@ def test_a_schedule_getting_worse_with_scale_is_warned_about_and_not_recommended
 def test_a_worsening_schedule_behind_the_leader_leaves_the_recommendation():
     """Its flat fit is the optimistic reading of a ladder that does not improve: still behind, it stays so."""
     behind = [tuple(v + 1.0 for v in seeds) for seeds in WORSENING]
-    advice = advise(_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: behind}), Target(flops=1e19), n_boot=60)
+    advice = advise(made_up_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: behind}), Target(flops=1e19), n_boot=60)
     assert len(_flagged(advice)) == 1 and advice.recommendation == MLM_LIKE.name
 
 
 def test_the_slope_is_read_against_seed_noise():
     """Rung means within seed noise of each other are not an improvement; the same fall with small noise is."""
     flat_noisy = [(2.5, 2.7), (2.45, 2.65), (2.55, 2.35), (2.4, 2.6)]
-    ladder = _ladder({MLM_LIKE: IMPROVING, CLM_LIKE: flat_noisy})
+    ladder = made_up_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: flat_noisy})
     advice = advise(ladder, Target(flops=1e19), n_boot=60)
     assert [w.split(" does")[0] for w in _flagged(advice)] == [CLM_LIKE.name]
     (fit,) = [f for f in _fits(ladder) if f.schedule == MLM_LIKE]
@@ -64,7 +64,7 @@ def test_the_slope_is_read_against_seed_noise():
 def test_a_falling_score_is_flagged_with_its_own_sign():
     """Higher is better: a score that drops with compute is its loss rising; the warning shows the score's slope."""
     score = Metric(name="score", better="higher", ceiling=10.0)
-    loss = _ladder({MLM_LIKE: IMPROVING, CLM_LIKE: WORSENING})
+    loss = made_up_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: WORSENING})
     mirrored = Ladder(score, tuple(replace(o, value=10.0 - o.value) for o in loss.observations))
     (warning,) = _flagged(advise(mirrored, Target(flops=1e19), n_boot=60))
     assert "move by -0.126 per tenfold compute" in warning and "higher is better" in warning
@@ -136,7 +136,7 @@ def test_the_trend_test_is_students_t_on_the_noises_degrees_of_freedom():
     d, ratio = 0.01, -1.9
     means = 2.5 + ratio * se_per_unit * d * (x - x.mean())
     values = {MLM_LIKE: [(m - d, m + d) for m in means], CLM_LIKE: IMPROVING}
-    runs = _ladder(values).of(MLM_LIKE)
+    runs = made_up_ladder(values).of(MLM_LIKE)
     loss = np.array([o.value for o in runs])
     fit = SimpleNamespace(rungs=Rungs.of(runs), replicates=loss[None], schedule=MLM_LIKE)
     got = trend(fit, None)

@@ -1,11 +1,16 @@
-"""Tiny package files in the real formats (wheel = zip, npm/sdist = tar.gz, Debian = ar + tar.xz)."""
+"""Tiny package files in the real formats (wheel = zip, npm/sdist = tar.gz, Debian = ar + tar.xz), a stand-in
+asset registered for a test, and a package client that fails."""
 
 from __future__ import annotations
 
 import io
+import json
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
+
+from encoderlab.data.assets.registry import ASSETS, AssetSpec
 
 
 def make_zip(path: Path, members: dict[str, bytes | str]) -> Path:
@@ -110,3 +115,29 @@ def make_tiny_llama_gguf(path: Path):
     w.write_tensors_to_file()
     w.close()
     return model
+
+
+def failing_client(message: str, code: int = 1):
+    """A client_command stand-in that prints `message` and exits with `code`."""
+
+    def command(source, out):
+        return [sys.executable, "-c", f"import sys; print({message!r}, file=sys.stderr); sys.exit({code})"]
+
+    return command
+
+
+def register_asset(monkeypatch, name="fake", source=None, records=None, **kw) -> AssetSpec:
+    """A test corpus asset `name` in the registry (for the test only), reading the fake package's texts."""
+
+    def default_records(inp):
+        for i, text in enumerate(
+            json.loads(__import__("zipfile").ZipFile(inp.archive).read("fakepkg/data.json"))
+        ):
+            yield {"id": f"{name}/{i}", "text": text, "meta": {"source": name}}
+
+    spec = AssetSpec(
+        name=name, kind="corpus", source=source, licence="CC0", description="a test asset",
+        records=records or default_records, **kw,
+    )  # fmt: skip
+    monkeypatch.setitem(ASSETS, name, spec)
+    return spec

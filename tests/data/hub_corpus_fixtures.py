@@ -18,6 +18,9 @@ import pyarrow.parquet as pq
 import yaml
 from corpus_fixtures import sentence
 
+from encoderlab.data.prepare import PrepareConfig
+from encoderlab.data.sources import SourceConfig
+
 # ---------------------------------------------------------------- FineWeb-Edu
 
 FINEWEB_EDU = "HuggingFaceFW/fineweb-edu"
@@ -346,3 +349,16 @@ def make_starcoderdata(root: Path, files: int = 2, rows_per_file: int = 15) -> P
                 repo / lang / f"train-{k:05d}-of-{n_files:05d}.parquet",
             )
     return repo
+
+
+def fineweb_config(tok, revision=None) -> PrepareConfig:
+    """Preparing FineWeb-Edu's sample-10BT (at `revision`) with `tok`, a tenth held out."""
+    source = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", hf_revision=revision)
+    return PrepareConfig(sources=(source,), tokenizer=str(tok), decontaminate=(), val_fraction=0.1)
+
+
+def forget_mirror_commit(folder) -> None:
+    """`folder` as an earlier encoderlab wrote it: no `mirror_commit` recorded."""
+    meta = json.loads((folder / "meta.json").read_text())
+    del meta["sources"][0]["mirror_commit"]
+    (folder / "meta.json").write_text(json.dumps(meta, indent=2))

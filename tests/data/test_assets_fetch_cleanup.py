@@ -7,7 +7,8 @@ import fcntl
 import os
 
 import pytest
-from test_assets_fetch import _failing_client, _register, home, package  # noqa: F401  (fixtures)
+from assets_fixtures import failing_client, register_asset
+from test_assets_fetch import home, package  # noqa: F401  (fixtures)
 
 from encoderlab.cli import main
 from encoderlab.data import assets
@@ -19,8 +20,8 @@ OFFLINE = "WARNING: Retrying ... NewConnectionError('<pip._vendor.urllib3.connec
 
 
 def test_an_offline_fetch_leaves_no_home_folders_or_lock_files(home, package, monkeypatch, capsys):  # noqa: F811
-    _register(monkeypatch, source=package[1])
-    monkeypatch.setattr(fetch_mod, "client_command", _failing_client(OFFLINE))
+    register_asset(monkeypatch, source=package[1])
+    monkeypatch.setattr(fetch_mod, "client_command", failing_client(OFFLINE))
     with pytest.raises(SystemExit) as exit_:
         main(["assets", "fetch", "fake"])
     assert exit_.value.code == 2
@@ -30,11 +31,11 @@ def test_an_offline_fetch_leaves_no_home_folders_or_lock_files(home, package, mo
 
 
 def test_an_offline_fetch_keeps_what_was_there_before(home, package, monkeypatch):  # noqa: F811
-    _register(monkeypatch, source=package[1])
+    register_asset(monkeypatch, source=package[1])
     (home / "assets").mkdir(parents=True)
     earlier = home / "assets" / ".fake.lock"  # another fetch's, or one of an older version
     earlier.touch()
-    monkeypatch.setattr(fetch_mod, "client_command", _failing_client(OFFLINE))
+    monkeypatch.setattr(fetch_mod, "client_command", failing_client(OFFLINE))
     with pytest.raises(UserError):
         assets.fetch(["fake"])
     assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == ["assets", "assets/.fake.lock"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import constants
-from tests.data.test_hubmodels import HUB_ID, _commit_folder, cache_two_commits
+from tests.data.hub_cache_fixtures import HUB_ID, cache_two_commits, commit_model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli, snapshot
 
@@ -32,7 +32,7 @@ def _expected(pinned: str, held: str, other: str, cwd: Path) -> str:
 
 
 def test_a_pinned_revision_the_cache_lacks_names_what_it_holds_and_the_download(tmp_path, monkeypatch):
-    cache_two_commits(tmp_path, monkeypatch, _commit_folder)  # main and v1
+    cache_two_commits(tmp_path, monkeypatch, commit_model_folder)  # main and v1
     with pytest.raises(UserError) as refused:
         load_pretrained(f"{HUB_ID}@v2")
     held, other = "it holds main, v1", f"pin one it holds ({HUB_ID}@main)"
@@ -59,7 +59,7 @@ def test_a_pinned_revision_of_a_repo_the_cache_lacks_names_the_download(tmp_path
 def test_a_command_reading_a_revision_the_cache_lacks_is_one_line_and_writes_nothing(
     tmp_path, monkeypatch, capsys
 ):
-    cache_two_commits(tmp_path, monkeypatch, _commit_folder)
+    cache_two_commits(tmp_path, monkeypatch, commit_model_folder)
     before = snapshot(tmp_path)
     code, err = cli(["export", f"{HUB_ID}@v2", "--out", tmp_path / "x"], capsys)
     expected = _expected(f"{HUB_ID}@v2", "it holds main, v1", f"pin one it holds ({HUB_ID}@main)", tmp_path)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
-from hub_corpus_fixtures import FINEWEB_EDU
-from test_hub_revision import RUN, SHA_A, SHA_B, _cfg, fake_hub  # noqa: F401 (fixture)
+from hub_corpus_fixtures import FINEWEB_EDU, fineweb_config
+from test_hub_revision import RUN, SHA_A, SHA_B, fake_hub  # noqa: F401 (fixture)
 
 from encoderlab.data.merge import merge
 from encoderlab.data.packed import identity
@@ -24,8 +24,8 @@ BYTES = ("tokens.bin", "doc_offsets.npy", "val/tokens.bin", "val/doc_offsets.npy
 def _merged(tmp_path, tok, first, second):
     """`data merge` of worker 0 pinned `first` and worker 1 pinned `second` (None: unpinned)."""
     out = tmp_path / f"m-{first}-{second}"
-    prepare(_cfg(tok, first), out, shard=Shard(0, 2), **RUN)
-    prepare(_cfg(tok, second), out, shard=Shard(1, 2), **RUN)
+    prepare(fineweb_config(tok, first), out, shard=Shard(0, 2), **RUN)
+    prepare(fineweb_config(tok, second), out, shard=Shard(1, 2), **RUN)
     return merge(out)
 
 
@@ -38,14 +38,14 @@ def test_parts_pinned_to_a_branch_or_tag_naming_the_commit_another_read_merge(
     pinned to the tag `v1` (commit A) with one read unpinned (commit B) is still refused."""
     fake_hub.refs["v2"] = SHA_B
     whole = tmp_path / "whole"
-    prepare(_cfg(tokenizer_dir), whole, **RUN)
+    prepare(fineweb_config(tokenizer_dir), whole, **RUN)
     for first, second in ((None, "v2"), ("main", None), ("v2", "main"), ("main", SHA_B)):
         out = _merged(tmp_path, tokenizer_dir, first, second)
         for name in BYTES:
             assert (out / name).read_bytes() == (whole / name).read_bytes(), (first, second, name)
     other = tmp_path / "other"
-    prepare(_cfg(tokenizer_dir), other, shard=Shard(0, 2), **RUN)
-    prepare(_cfg(tokenizer_dir, "v1"), other, shard=Shard(1, 2), **RUN)
+    prepare(fineweb_config(tokenizer_dir), other, shard=Shard(0, 2), **RUN)
+    prepare(fineweb_config(tokenizer_dir, "v1"), other, shard=Shard(1, 2), **RUN)
     with pytest.raises(UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"):
         merge(other)
     assert not other.exists()
@@ -66,14 +66,16 @@ def test_a_merged_folders_identity_does_not_hang_on_which_part_spelled_the_pin_h
     assert {identity(meta) for meta in metas} == {identity(metas[0])}
     assert {meta["recipe"]["sources"][0]["hf_revision"] for meta in metas} == {SHA_B}
     check_corpus(metas[0], (f"{HUB},hf_revision={SHA_B}",), "main", merged[0])
-    assert prepare(_cfg(tokenizer_dir, SHA_B), merged[0], **RUN) == merged[0]  # a one-worker sha pin's folder
+    assert (
+        prepare(fineweb_config(tokenizer_dir, SHA_B), merged[0], **RUN) == merged[0]
+    )  # a one-worker sha pin's folder
     with pytest.raises(
         UserError, match=rf"it holds hf:{FINEWEB_EDU} at revision {SHA_B} \(pinned as {SHA_B}\)"
     ):
-        prepare(_cfg(tokenizer_dir), merged[0], **RUN)
+        prepare(fineweb_config(tokenizer_dir), merged[0], **RUN)
     for pin in (None, "main"):  # all parts one way: that way, as one worker records it
         whole = tmp_path / f"whole-{pin}"
-        prepare(_cfg(tokenizer_dir, pin), whole, **RUN)
+        prepare(fineweb_config(tokenizer_dir, pin), whole, **RUN)
         out = _merged(tmp_path, tokenizer_dir, pin, pin)
         assert read_meta(out)["recipe"] == read_meta(whole)["recipe"]
         assert identity(read_meta(out)) == identity(read_meta(whole))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
-from hub_corpus_fixtures import FINEWEB_EDU
-from test_hub_revision import RUN, SHA_A, SHA_B, _cfg, fake_hub  # noqa: F401 (fixture)
+from hub_corpus_fixtures import FINEWEB_EDU, fineweb_config
+from test_hub_revision import RUN, SHA_A, SHA_B, fake_hub  # noqa: F401 (fixture)
 
 from encoderlab.data.prepare import prepare, read_meta
 from encoderlab.errors import UserError
@@ -22,8 +22,8 @@ def test_a_study_corpus_pinned_to_the_commit_a_folder_read_accepts_it(fake_hub, 
     entry pinned to that commit's sha is the folder's corpus (was refused as another corpus). Another sha,
     a branch naming the commit, or no pin for a tag's folder is still another corpus."""
     unpinned, tagged = tmp_path / "fw", tmp_path / "v1"
-    prepare(_cfg(tokenizer_dir), unpinned, **RUN)
-    prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+    prepare(fineweb_config(tokenizer_dir), unpinned, **RUN)
+    prepare(fineweb_config(tokenizer_dir, "v1"), tagged, **RUN)
     for folder, sha in ((unpinned, SHA_B), (tagged, SHA_A)):
         meta = read_meta(folder)
         check_corpus(meta, (f"{HUB},hf_revision={sha}",), "main", folder)
@@ -52,21 +52,23 @@ def test_parts_one_pinned_to_the_commit_another_read_unpinned_merge(fake_hub, tm
     from encoderlab.data.shard import Shard
 
     out, whole = tmp_path / "fw", tmp_path / "whole"
-    prepare(_cfg(tokenizer_dir), out, shard=Shard(0, 2), **RUN)
-    prepare(_cfg(tokenizer_dir, SHA_B), out, shard=Shard(1, 2), **RUN)
+    prepare(fineweb_config(tokenizer_dir), out, shard=Shard(0, 2), **RUN)
+    prepare(fineweb_config(tokenizer_dir, SHA_B), out, shard=Shard(1, 2), **RUN)
     assert merge(out) == out
-    prepare(_cfg(tokenizer_dir), whole, **RUN)
+    prepare(fineweb_config(tokenizer_dir), whole, **RUN)
     recipe = read_meta(whole)["recipe"]
     assert read_meta(out)["recipe"] == {**recipe, "sources": [{**recipe["sources"][0], "hf_revision": SHA_B}]}
     for name in ("tokens.bin", "doc_offsets.npy", "val/tokens.bin", "val/doc_offsets.npy"):
         assert (out / name).read_bytes() == (whole / name).read_bytes(), name
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
-    assert merge(out) == out and prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN) == out  # nothing to do
+    assert (
+        merge(out) == out and prepare(fineweb_config(tokenizer_dir, SHA_B), out, **RUN) == out
+    )  # nothing to do
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
     for first, second in ((SHA_A, SHA_B), (None, SHA_A), (SHA_A, None)):
         other = tmp_path / f"o{first}{second}"
-        prepare(_cfg(tokenizer_dir, first), other, shard=Shard(0, 2), **RUN)
-        prepare(_cfg(tokenizer_dir, second), other, shard=Shard(1, 2), **RUN)
+        prepare(fineweb_config(tokenizer_dir, first), other, shard=Shard(0, 2), **RUN)
+        prepare(fineweb_config(tokenizer_dir, second), other, shard=Shard(1, 2), **RUN)
         with pytest.raises(
             UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"
         ):

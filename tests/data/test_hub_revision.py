@@ -13,12 +13,12 @@ from types import SimpleNamespace
 
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
-from hub_corpus_fixtures import FINEWEB_EDU, make_fineweb_edu
+from hub_corpus_fixtures import FINEWEB_EDU, fineweb_config, make_fineweb_edu
 from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.data import hub
 from encoderlab.data.hub import HUB_DATA_ENV
-from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.prepare import prepare, read_meta
 from encoderlab.data.sources import SourceConfig, describe, expand, parse_source
 from encoderlab.errors import UserError
 
@@ -72,14 +72,9 @@ def fake_hub(tmp_path, monkeypatch):
     hub._resolve.cache_clear()
 
 
-def _cfg(tok, revision=None) -> PrepareConfig:
-    source = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", hf_revision=revision)
-    return PrepareConfig(sources=(source,), tokenizer=str(tok), decontaminate=(), val_fraction=0.1)
-
-
 def test_a_pinned_revision_is_read_recorded_and_another_is_refused(fake_hub, tmp_path, tokenizer_dir):
     out = tmp_path / "fw"
-    prepare(_cfg(tokenizer_dir, "v1"), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir, "v1"), out, **RUN)
     meta = read_meta(out)
     assert meta["recipe"]["sources"][0]["hf_revision"] == "v1"
     assert meta["sources"][0]["identity"]["revision"] == SHA_A and len(meta["sources"][0]["files"]) == 3
@@ -91,20 +86,20 @@ def test_a_pinned_revision_is_read_recorded_and_another_is_refused(fake_hub, tmp
         rf"revision {SHA_A} \(pinned as v1\), this asks for revision {SHA_B}\); nothing was changed: choose "
         rf"another --out, or delete {out} and run the command again$",
     ) as refused:
-        prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_B), out, **RUN)
     assert_printed_as_documented(
         "prepare-at-another-revision", f"encoderlab: error: {refused.value}", tmp_path
     )
     with pytest.raises(UserError, match=rf"it holds hf:\S+ at revision {SHA_A} \(pinned as v1\), this asks "
                        "for the default branch\\)"):  # fmt: skip
-        prepare(_cfg(tokenizer_dir), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir), out, **RUN)
 
 
 def test_without_a_pin_the_calls_are_unchanged_and_a_moved_branch_keeps_the_folder(
     fake_hub, tmp_path, tokenizer_dir, caplog
 ):
     out = tmp_path / "fw"
-    prepare(_cfg(tokenizer_dir), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir), out, **RUN)
     meta = read_meta(out)
     assert "hf_revision" not in meta["recipe"]["sources"][0]  # the recipe of a folder from before pinning
     assert meta["sources"][0]["identity"]["revision"] == SHA_B
@@ -112,7 +107,7 @@ def test_without_a_pin_the_calls_are_unchanged_and_a_moved_branch_keeps_the_fold
     fake_hub.refs["main"] = SHA_C  # the default branch moved
     hub._resolve.cache_clear()
     with caplog.at_level(logging.INFO, logger="encoderlab.data.prepare"):
-        assert prepare(_cfg(tokenizer_dir), out, **RUN) == out
+        assert prepare(fineweb_config(tokenizer_dir), out, **RUN) == out
     assert (
         f"{out} already holds this recipe (hf:{FINEWEB_EDU} at revision {SHA_B}, kept whatever the hub holds "
         "now; to read another, pin #hf_revision into another --out); nothing to do"
@@ -120,7 +115,7 @@ def test_without_a_pin_the_calls_are_unchanged_and_a_moved_branch_keeps_the_fold
     assert read_meta(out)["sources"][0]["identity"]["revision"] == SHA_B
     with pytest.raises(UserError, match=rf"at revision {SHA_B} \(the default branch then\), this asks for "
                        rf"revision {SHA_C}\)"):  # fmt: skip
-        prepare(_cfg(tokenizer_dir, SHA_C), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_C), out, **RUN)
 
 
 def test_a_pin_of_the_commit_a_folder_holds_is_the_same_data(fake_hub, tmp_path, tokenizer_dir, caplog):
@@ -128,20 +123,20 @@ def test_a_pin_of_the_commit_a_folder_holds_is_the_same_data(fake_hub, tmp_path,
     that commit's sha reads the same files, so it finds nothing to do (was refused as prepared differently);
     the folder keeps its recipe and identity. A branch naming the commit is no pin of it (it may move)."""
     out, tagged = tmp_path / "fw", tmp_path / "v1"
-    prepare(_cfg(tokenizer_dir), out, **RUN)
-    prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+    prepare(fineweb_config(tokenizer_dir), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir, "v1"), tagged, **RUN)
     before = [(f / "meta.json").read_bytes() for f in (out, tagged)]
     with caplog.at_level(logging.INFO, logger="encoderlab.data.prepare"):
-        assert prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN) == out
-        assert prepare(_cfg(tokenizer_dir, SHA_A), tagged, **RUN) == tagged
+        assert prepare(fineweb_config(tokenizer_dir, SHA_B), out, **RUN) == out
+        assert prepare(fineweb_config(tokenizer_dir, SHA_A), tagged, **RUN) == tagged
     assert f"{out} already holds this recipe (hf:{FINEWEB_EDU} at revision {SHA_B}, kept" in caplog.text
     assert [(f / "meta.json").read_bytes() for f in (out, tagged)] == before
     with pytest.raises(UserError, match=rf"at revision {SHA_A} \(pinned as v1\), this asks for revision "
                        rf"{SHA_B}\)"):  # fmt: skip
-        prepare(_cfg(tokenizer_dir, SHA_B), tagged, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_B), tagged, **RUN)
     with pytest.raises(UserError, match=rf"at revision {SHA_B} \(the default branch then\), this asks for "
                        r"revision main\)"):  # fmt: skip
-        prepare(_cfg(tokenizer_dir, "main"), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, "main"), out, **RUN)
 
 
 def test_a_bad_revision_is_one_line_before_anything_is_written(
@@ -172,7 +167,7 @@ def test_a_bad_revision_is_one_line_before_anything_is_written(
         match=rf"^hf:{FINEWEB_EDU}#hf_revision=v1: {HUB_DATA_ENV} mirrors {FINEWEB_EDU} in \S+, whose "
         r"download records name commits, not branches or tags; pin the 40-hex commit sha",
     ):  # a tag: only a commit can be checked on a mirror (tests/data/test_mirror_pin.py)
-        prepare(_cfg(tokenizer_dir, "v1"), tmp_path / "o", **RUN)
+        prepare(fineweb_config(tokenizer_dir, "v1"), tmp_path / "o", **RUN)
     assert not (tmp_path / "o").exists()
 
 
@@ -200,7 +195,7 @@ def test_a_prepared_folder_at_a_pinned_revision_is_another_corpus_for_a_study(
     from encoderlab.study.prepared import check_corpus
 
     out = tmp_path / "fw"
-    prepare(_cfg(tokenizer_dir, "v1"), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir, "v1"), out, **RUN)
     meta = read_meta(out)
     check_corpus(meta, (f"hf:{FINEWEB_EDU}#hf_config=sample-10BT,hf_revision=v1",), "main", out)
     with pytest.raises(
@@ -217,22 +212,24 @@ def test_a_rerun_pinned_to_a_commit_sha_asks_no_hub_and_a_branch_pin_still_does(
     offline and every hub call failing (it resolved the dataset first). A tag may move: it still asks."""
 
     out, tagged = tmp_path / "fw", tmp_path / "v1"
-    prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
-    prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+    prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir, "v1"), tagged, **RUN)
 
     forbid_hub(monkeypatch)
     with caplog.at_level(logging.INFO, logger="encoderlab.data.prepare"):
-        assert prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN) == out
+        assert prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN) == out
     assert f"{out} already holds this recipe (hf:{FINEWEB_EDU} at revision {SHA_A}, kept" in caplog.text
     with pytest.raises(UserError, match=rf"^hub dataset '{FINEWEB_EDU}' pinned at #hf_revision=v1 needs the "
                        "Hugging Face hub but HF_HUB_OFFLINE=1"):  # fmt: skip
-        prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+        prepare(fineweb_config(tokenizer_dir, "v1"), tagged, **RUN)
     with pytest.raises(UserError, match=rf"^hub dataset '{FINEWEB_EDU}' pinned at #hf_revision={SHA_B} needs "
                        "the Hugging Face hub but HF_HUB_OFFLINE=1"):  # fmt: skip
-        prepare(_cfg(tokenizer_dir, SHA_B), tmp_path / "new", **RUN)  # a sha not prepared: listed first
+        prepare(
+            fineweb_config(tokenizer_dir, SHA_B), tmp_path / "new", **RUN
+        )  # a sha not prepared: listed first
     monkeypatch.delenv("HF_HUB_OFFLINE")
     with pytest.raises(AssertionError, match="the hub was asked"):
-        prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+        prepare(fineweb_config(tokenizer_dir, "v1"), tagged, **RUN)
     assert not (tmp_path / "new").exists()
 
 

@@ -7,14 +7,20 @@ at whatever the default branch held, with no way to name the weights a study mea
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
 import huggingface_hub
 import pytest
 from huggingface_hub import constants
-from tests.eval.fixtures import model_folder
+from tests.data.hub_cache_fixtures import (
+    HUB_ID,
+    POSITIONS,
+    SHA_A,
+    SHA_B,
+    cache_two_commits,
+    commit_model_folder,
+    download_record,
+)
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli, snapshot
 
@@ -23,10 +29,6 @@ from encoderlab.data.hubmodels import MODEL_FILES, bad_revision, check_model_rep
 from encoderlab.errors import UserError
 from encoderlab.model.hub import load_pretrained
 from encoderlab.model.sources import max_positions
-
-HUB_ID = "someone/enc"
-SHA_A, SHA_B = "a" * 40, "b" * 40
-POSITIONS = {SHA_A: 96, SHA_B: 64}  # what tells the two commits' configs apart
 
 
 @pytest.mark.parametrize(
@@ -48,35 +50,9 @@ def test_a_revision_is_split_off_and_checked(name, split, hub):
     assert bad_revision(name) == (None if hub or "/" not in name else split[1])
 
 
-def _commit_folder(folder: Path, sha: str) -> Path:
-    """The test model with the positions that mark commit `sha` (the weights do not depend on them)."""
-    model_folder(folder)
-    config = json.loads((folder / "config.json").read_text())
-    config["model"]["max_seq_len"] = POSITIONS[sha]
-    (folder / "config.json").write_text(json.dumps(config))
-    return folder
-
-
-def cache_two_commits(tmp_path: Path, monkeypatch, save) -> Path:
-    """The local hub cache holding commits A and B of someone/enc (each folder written by `save(folder,
-    sha)`), `main` at B and the tag `v1` at A, the hub offline, no mirror; the working folder is the
-    test's own. Returns the repo's cache folder."""
-    storage = tmp_path / "hub-cache" / "models--someone--enc"
-    for sha in (SHA_A, SHA_B):
-        save(storage / "snapshots" / sha, sha)
-    (storage / "refs").mkdir()
-    (storage / "refs" / "main").write_text(SHA_B)
-    (storage / "refs" / "v1").write_text(SHA_A)
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
-    monkeypatch.chdir(tmp_path)
-    return storage
-
-
 @pytest.fixture
 def cache(tmp_path, monkeypatch) -> Path:
-    return cache_two_commits(tmp_path, monkeypatch, _commit_folder)
+    return cache_two_commits(tmp_path, monkeypatch, commit_model_folder)
 
 
 def test_a_pinned_revision_is_read_from_the_hub_cache_offline(cache):
@@ -118,7 +94,7 @@ def hub(tmp_path, monkeypatch) -> list[tuple[str, str | None]]:
         asked.append((repo_id, revision))
         if revision not in refs:
             raise RevisionNotFoundError.__new__(RevisionNotFoundError)  # the hub's 404 for a revision
-        return str(_commit_folder(tmp_path / "snapshots" / refs[revision], refs[revision]))
+        return str(commit_model_folder(tmp_path / "snapshots" / refs[revision], refs[revision]))
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
@@ -173,22 +149,15 @@ def test_a_malformed_revision_is_named_as_one_not_as_a_missing_path(tmp_path, ca
     assert not (tmp_path / "x").exists()
 
 
-def _record(repo: Path, path: str, commit: str) -> None:
-    """What huggingface_hub's `write_download_metadata` writes for a file it downloaded into `repo`."""
-    record = repo / ".cache" / "huggingface" / "download" / f"{path}.metadata"
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(f"{commit}\n{'e' * 64}\n{time.time()}\n")
-
-
 @pytest.fixture
 def mirror(tmp_path, monkeypatch) -> Path:
     """someone/enc mirrored with `hf download --revision <commit A> --local-dir`: a record of A for each
     file (and a README.md, which no load reads, with none)."""
-    repo = _commit_folder(tmp_path / "hub" / HUB_ID, SHA_A)
+    repo = commit_model_folder(tmp_path / "hub" / HUB_ID, SHA_A)
     (repo / "README.md").write_text("# enc\n")
     for p in repo.iterdir():
         if p.is_file() and p.name != "README.md":
-            _record(repo, p.name, SHA_A)
+            download_record(repo, p.name, SHA_A)
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "hub"))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -251,6 +220,6 @@ def test_every_file_a_load_reads_is_checked_and_no_other(mirror):
     assert not (mirror / ".cache/huggingface/download/README.md.metadata").exists()
     load_pretrained(f"{HUB_ID}@{SHA_A}")
     assert any(Path(p).match(g) for p in ["tokenizer.json"] for g in MODEL_FILES)
-    _record(mirror, "tokenizer.json", SHA_B)
+    download_record(mirror, "tokenizer.json", SHA_B)
     with pytest.raises(UserError, match=r"its tokenizer.json was downloaded at commit b+, not a+"):
         load_pretrained(f"{HUB_ID}@{SHA_A}")

@@ -13,7 +13,7 @@ import re
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
-from tests.study.test_corpus_entries import _study
+from tests.study.study_fixtures import corpus_entries_study
 
 from encoderlab.data.filereaders import MissingTextField
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
@@ -87,7 +87,7 @@ def test_a_study_in_a_bracketed_folder_matches_its_glob_entries_there(tmp_path):
     write_jsonl(project / "parts" / "a.jsonl", [{"text": "beside the study file"}])
     write_jsonl(twin / "parts" / "a.jsonl", [{"text": "in the folder the pattern matches"}])
     write_jsonl(project / "c[1].jsonl", [{"text": "the bracketed entry"}])
-    (data,) = load_study_file(_study(project, ["parts/*.jsonl", "c[1].jsonl"])).data
+    (data,) = load_study_file(corpus_entries_study(project, ["parts/*.jsonl", "c[1].jsonl"])).data
     assert corpus_locations(data.corpus)[1] == str(project / "c[1].jsonl")
     pattern, literal = corpus_sources(data.corpus)
     assert _texts(pattern.location) == ["beside the study file"]  # was the twin folder's

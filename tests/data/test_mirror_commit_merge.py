@@ -12,8 +12,9 @@ import shutil
 
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
-from hub_corpus_fixtures import FINEWEB_EDU
-from test_mirror_pin import FILES, RUN, SHA_A, SHA_B, _cfg, _forget_the_commit, _record, mirror  # noqa: F401 (fixture)
+from hub_corpus_fixtures import FINEWEB_EDU, fineweb_config, forget_mirror_commit
+from test_mirror_pin import FILES, RUN, SHA_A, SHA_B, mirror  # noqa: F401 (fixture)
+from tests.data.hub_cache_fixtures import download_record
 from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.data.hub import _resolve
@@ -32,13 +33,13 @@ def _part(out, i: int, n: int = 2):
 
 def _prepare_part(tok, out, index: int) -> None:
     _resolve.cache_clear()
-    prepare(_cfg(tok, None), out, shard=Shard(index, 2), **RUN)
+    prepare(fineweb_config(tok, None), out, shard=Shard(index, 2), **RUN)
 
 
 def _download_again(repo, commit: str) -> None:
     """The mirror as `hf download --revision <commit>` leaves it: every file's record names that commit."""
     for path in ["README.md", *FILES]:
-        _record(repo, path, commit)
+        download_record(repo, path, commit)
     _resolve.cache_clear()
 
 
@@ -74,7 +75,7 @@ def test_a_part_from_before_the_record_of_another_commit_than_the_mirror_names_n
     out = tmp_path / "fw"
     _prepare_part(tokenizer_dir, out, 0)
     _prepare_part(tokenizer_dir, out, 1)
-    _forget_the_commit(_part(out, 1))
+    forget_mirror_commit(_part(out, 1))
     _download_again(mirror, SHA_B)
     with pytest.raises(
         UserError,
@@ -93,7 +94,7 @@ def test_a_part_from_before_the_record_merges_with_one_of_the_commit_its_mirror_
     out = tmp_path / "fw"
     _prepare_part(tokenizer_dir, out, 0)
     _prepare_part(tokenizer_dir, out, 1)
-    _forget_the_commit(_part(out, 1))
+    forget_mirror_commit(_part(out, 1))
     meta = read_meta(merge(out))
     assert meta["sources"][0]["mirror_commit"] == SHA_A
     shutil.rmtree(tmp_path / "hub")
@@ -107,7 +108,7 @@ def test_a_merge_with_a_part_whose_commit_cannot_be_told_records_null(mirror, tm
     out = tmp_path / "fw"
     _prepare_part(tokenizer_dir, out, 0)
     _prepare_part(tokenizer_dir, out, 1)
-    _forget_the_commit(_part(out, 1))
+    forget_mirror_commit(_part(out, 1))
     shutil.move(tmp_path / "hub", tmp_path / "elsewhere")
     _resolve.cache_clear()
     meta = read_meta(merge(out))

@@ -6,21 +6,19 @@ it was refused whatever the mirror held. The records are written here as hugging
 
 from __future__ import annotations
 
-import json
 import os
-import time
 
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
-from hub_corpus_fixtures import FINEWEB_EDU, make_fineweb_edu
+from hub_corpus_fixtures import FINEWEB_EDU, fineweb_config, forget_mirror_commit, make_fineweb_edu
+from tests.data.hub_cache_fixtures import download_record
 from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.data.hub import HUB_DATA_ENV, _resolve
 from encoderlab.data.merge import merge
 from encoderlab.data.packed import identity
-from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.prepare import prepare, read_meta
 from encoderlab.data.shard import Shard
-from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 from encoderlab.study.prepared import check_corpus
 
@@ -29,41 +27,29 @@ RUN = dict(workers=1, chunk_docs=7, progress=False)
 FILES = [f"sample/10BT/{k:03d}_00000.parquet" for k in range(3)]
 
 
-def _record(repo, path: str, commit: str) -> None:
-    """What huggingface_hub's `write_download_metadata` writes for a file it downloaded into `repo`."""
-    record = repo / ".cache" / "huggingface" / "download" / f"{path}.metadata"
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(f"{commit}\n{'e' * 64}\n{time.time()}\n")
-
-
 @pytest.fixture
 def mirror(tmp_path, monkeypatch):
     """fineweb-edu mirrored with `hf download --revision <commit A>`: a record of A for every file."""
     root = tmp_path / "hub"
     repo = make_fineweb_edu(root, files_10bt=3, rows_per_file=10)
     for path in ["README.md", *FILES]:
-        _record(repo, path, SHA_A)
+        download_record(repo, path, SHA_A)
     monkeypatch.setenv(HUB_DATA_ENV, str(root))
     _resolve.cache_clear()
     yield repo
     _resolve.cache_clear()
 
 
-def _cfg(tok, revision) -> PrepareConfig:
-    source = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", hf_revision=revision)
-    return PrepareConfig(sources=(source,), tokenizer=str(tok), decontaminate=(), val_fraction=0.1)
-
-
 def test_a_pin_of_the_commit_a_mirror_was_downloaded_at_is_read_and_recorded(mirror, tmp_path, tokenizer_dir):
     out = tmp_path / "fw"
-    prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN)
     meta = read_meta(out)
     assert meta["recipe"]["sources"][0]["hf_revision"] == SHA_A
     ident = meta["sources"][0]["identity"]
     assert (ident["revision"], ident["mirror"], ident["files"]) == (SHA_A, str(mirror), FILES)
     assert all(len(f["sha256"]) == 64 for f in meta["sources"][0]["files"])  # checked as a mirror's files
     _resolve.cache_clear()
-    assert prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN) == out
+    assert prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN) == out
 
 
 def test_a_mirror_pin_of_another_commit_is_refused_before_anything_is_written(
@@ -77,11 +63,11 @@ def test_a_mirror_pin_of_another_commit_is_refused_before_anything_is_written(
         rf"--repo-type dataset --revision {SHA_B} {FINEWEB_EDU} --local-dir {mirror} \(or pin "
         rf"hf_revision={SHA_A} if that commit is the one meant\)$",
     ) as refused:
-        prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_B), out, **RUN)
     assert_printed_as_documented("mirror-pin-other-commit", f"encoderlab: error: {refused.value}", tmp_path)
-    _record(mirror, FILES[1], SHA_B)  # one file of another download
+    download_record(mirror, FILES[1], SHA_B)  # one file of another download
     with pytest.raises(UserError, match=rf"its {FILES[1]} was downloaded at commit {SHA_B}, not {SHA_A}; "):
-        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN)
     assert not out.exists() and not (tmp_path / "fw.tmp").exists()
 
 
@@ -98,7 +84,7 @@ def test_a_mirror_pin_that_cannot_be_checked_is_refused_before_anything_is_writt
         rf"pin cannot be checked; download it again with: hf download --repo-type dataset --revision {SHA_A} "
         rf"{FINEWEB_EDU} --local-dir {mirror} \(or drop hf_revision to read the mirror as it is\)$",
     ) as refused:
-        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN)
     assert_printed_as_documented("mirror-pin-unverifiable", f"encoderlab: error: {refused.value}", tmp_path)
     with pytest.raises(
         UserError,
@@ -107,20 +93,20 @@ def test_a_mirror_pin_that_cannot_be_checked_is_refused_before_anything_is_writt
         rf"downloaded at \(the first line of {mirror}/.cache/huggingface/download/\*.metadata\), or drop "
         "hf_revision to read the mirror as it is$",
     ) as refused:
-        prepare(_cfg(tokenizer_dir, "main"), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, "main"), out, **RUN)
     assert_printed_as_documented("mirror-pin-branch", f"encoderlab: error: {refused.value}", tmp_path)
-    _record(mirror, FILES[2], SHA_A)
+    download_record(mirror, FILES[2], SHA_A)
     (mirror / ".cache" / "huggingface" / "download" / "README.md.metadata").write_text("not a record\n")
     with pytest.raises(
         UserError, match=r"its README.md has an unreadable download record \(.cache/huggingface"
     ):
-        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
-    _record(mirror, "README.md", SHA_A)
+        prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN)
+    download_record(mirror, "README.md", SHA_A)
     edited = mirror / FILES[0]
     st = edited.stat()
     os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns + 10 * 10**9))  # edited after its download
     with pytest.raises(UserError, match=rf"its {FILES[0]} was modified after it was downloaded, so the pin"):
-        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN)
     assert not out.exists() and not (tmp_path / "fw.tmp").exists()
 
 
@@ -132,18 +118,18 @@ def test_a_rerun_pinned_to_the_commit_a_mirror_records_of_a_folder_read_unpinned
     for a folder read from the hub itself (was refused as "prepared differently"). A pin of another commit,
     or of A once a file's record names another download, is still refused (by the pin's own check)."""
     out = tmp_path / "fw"
-    prepare(_cfg(tokenizer_dir, None), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir, None), out, **RUN)
     assert read_meta(out)["sources"][0]["identity"]["revision"] == "local"
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     _resolve.cache_clear()
-    assert prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN) == out
+    assert prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN) == out
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
     assert "hf_revision" not in read_meta(out)["recipe"]["sources"][0]
     with pytest.raises(UserError, match=rf"its README.md was downloaded at commit {SHA_A}, not {SHA_B}; "):
-        prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN)
-    _record(mirror, FILES[1], SHA_B)  # one file of another download
+        prepare(fineweb_config(tokenizer_dir, SHA_B), out, **RUN)
+    download_record(mirror, FILES[1], SHA_B)  # one file of another download
     with pytest.raises(UserError, match=rf"its {FILES[1]} was downloaded at commit {SHA_B}, not {SHA_A}; "):
-        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_A), out, **RUN)
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
 
 
@@ -161,10 +147,10 @@ def test_mirror_parts_read_unpinned_and_pinned_to_the_commit_its_records_name_me
         out = tmp_path / f"m-{pins[0]}"
         for index, pin in enumerate(pins):
             _resolve.cache_clear()
-            prepare(_cfg(tokenizer_dir, pin), out, shard=Shard(index, 2), **RUN)
+            prepare(fineweb_config(tokenizer_dir, pin), out, shard=Shard(index, 2), **RUN)
         merged.append(read_meta(merge(out)))
     whole = tmp_path / "whole"
-    prepare(_cfg(tokenizer_dir, SHA_A), whole, **RUN)
+    prepare(fineweb_config(tokenizer_dir, SHA_A), whole, **RUN)
     assert identity(merged[0]) == identity(merged[1])
     for meta in merged:
         assert meta["recipe"] == read_meta(whole)["recipe"]
@@ -174,9 +160,9 @@ def test_mirror_parts_read_unpinned_and_pinned_to_the_commit_its_records_name_me
     out = tmp_path / "again"
     for index, pin in enumerate((None, SHA_A)):
         _resolve.cache_clear()
-        prepare(_cfg(tokenizer_dir, pin), out, shard=Shard(index, 2), **RUN)
-    _forget_the_commit(tmp_path / "again.shards" / "00000-of-00002")
-    _record(mirror, FILES[2], SHA_B)  # the mirror no longer verifies A: the unpinned part is not A's
+        prepare(fineweb_config(tokenizer_dir, pin), out, shard=Shard(index, 2), **RUN)
+    forget_mirror_commit(tmp_path / "again.shards" / "00000-of-00002")
+    download_record(mirror, FILES[2], SHA_B)  # the mirror no longer verifies A: the unpinned part is not A's
     with pytest.raises(UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"):
         merge(out)
     assert not out.exists()
@@ -191,21 +177,14 @@ def test_a_folder_read_unpinned_from_a_mirror_is_a_study_corpus_pinned_to_the_co
     from before it recorded the commit it read (`mirror_commit`), one pinned to A once the mirror's records
     name another download."""
     out = tmp_path / "fw"
-    prepare(_cfg(tokenizer_dir, None), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir, None), out, **RUN)
     meta = read_meta(out)
     hub = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT"
     check_corpus(meta, (f"{hub},hf_revision={SHA_A}",), "main", out)
     check_corpus(meta, (hub,), "main", out)
     with pytest.raises(UserError, match=r"^dataset main: .* not from its corpus"):
         check_corpus(meta, (f"{hub},hf_revision={SHA_B}",), "main", out)
-    _forget_the_commit(out)
-    _record(mirror, FILES[0], SHA_B)
+    forget_mirror_commit(out)
+    download_record(mirror, FILES[0], SHA_B)
     with pytest.raises(UserError, match=r"^dataset main: .* not from its corpus"):
         check_corpus(read_meta(out), (f"{hub},hf_revision={SHA_A}",), "main", out)
-
-
-def _forget_the_commit(folder) -> None:
-    """`folder` as an earlier encoderlab wrote it: no `mirror_commit` recorded."""
-    meta = json.loads((folder / "meta.json").read_text())
-    del meta["sources"][0]["mirror_commit"]
-    (folder / "meta.json").write_text(json.dumps(meta, indent=2))

@@ -11,8 +11,9 @@ import shutil
 
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
-from hub_corpus_fixtures import FINEWEB_EDU
-from test_mirror_pin import FILES, RUN, SHA_A, SHA_B, _cfg, _forget_the_commit, _record, mirror  # noqa: F401 (fixture)
+from hub_corpus_fixtures import FINEWEB_EDU, fineweb_config, forget_mirror_commit
+from test_mirror_pin import FILES, RUN, SHA_A, SHA_B, mirror  # noqa: F401 (fixture)
+from tests.data.hub_cache_fixtures import download_record
 from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.data.hub import _resolve
@@ -27,7 +28,7 @@ from encoderlab.study.prepared import check_corpus
 def _parts(tok, out, pins) -> None:
     for index, pin in enumerate(pins):
         _resolve.cache_clear()
-        prepare(_cfg(tok, pin), out, shard=Shard(index, len(pins)), **RUN)
+        prepare(fineweb_config(tok, pin), out, shard=Shard(index, len(pins)), **RUN)
 
 
 def _part(out, i: int, n: int = 2):
@@ -40,7 +41,7 @@ def test_mirror_parts_read_unpinned_and_pinned_merge_where_the_mirror_is_not(mir
     refused as "prepared differently": the unpinned part's commit was read from the mirror at merge time).
     The record is no part of any key: the unpinned folder's identity is as before it was written."""
     whole, out = tmp_path / "whole", tmp_path / "fw"
-    prepare(_cfg(tokenizer_dir, SHA_A), whole, **RUN)
+    prepare(fineweb_config(tokenizer_dir, SHA_A), whole, **RUN)
     _parts(tokenizer_dir, out, (None, SHA_A))
     _parts(tokenizer_dir, tmp_path / "both", (None, None))
     unpinned = read_meta(_part(out, 0))
@@ -75,20 +76,22 @@ def test_a_part_read_while_the_mirror_verified_no_commit_is_not_that_commits_lat
     another download is not A's data once the mirror verifies A again (it was merged: its records were read
     at merge time), and one read while they verified A still is after a record changes."""
     late, out, folder = tmp_path / "late", tmp_path / "fw", tmp_path / "one"
-    _record(mirror, FILES[2], SHA_B)  # the mirror verifies no one commit while these are read
-    prepare(_cfg(tokenizer_dir, None), late, shard=Shard(0, 2), **RUN)
-    prepare(_cfg(tokenizer_dir, None), folder, **RUN)
+    download_record(mirror, FILES[2], SHA_B)  # the mirror verifies no one commit while these are read
+    prepare(fineweb_config(tokenizer_dir, None), late, shard=Shard(0, 2), **RUN)
+    prepare(fineweb_config(tokenizer_dir, None), folder, **RUN)
     assert read_meta(_part(late, 0))["sources"][0]["mirror_commit"] is None
-    _record(mirror, FILES[2], SHA_A)
+    download_record(mirror, FILES[2], SHA_A)
     _resolve.cache_clear()
-    prepare(_cfg(tokenizer_dir, SHA_A), late, shard=Shard(1, 2), **RUN)
+    prepare(fineweb_config(tokenizer_dir, SHA_A), late, shard=Shard(1, 2), **RUN)
     with pytest.raises(UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"):
         merge(late)
     hub = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT"
     with pytest.raises(UserError, match=r"^dataset main: .* not from its corpus"):
         check_corpus(read_meta(folder), (f"{hub},hf_revision={SHA_A}",), "main", folder)
     _parts(tokenizer_dir, out, (None, SHA_A))
-    _record(mirror, FILES[2], SHA_B)  # after the read: the part read A's files (their bytes are checked)
+    download_record(
+        mirror, FILES[2], SHA_B
+    )  # after the read: the part read A's files (their bytes are checked)
     assert read_meta(merge(out))["sources"][0]["identity"]["revision"] == SHA_A
 
 
@@ -100,7 +103,7 @@ def test_an_earlier_unpinned_mirror_part_without_its_mirror_is_refused_naming_wh
     merge (was "prepared differently ... prepare every part with the same arguments", which they were)."""
     out = tmp_path / "fw"
     _parts(tokenizer_dir, out, (SHA_A, None))
-    _forget_the_commit(_part(out, 1))
+    forget_mirror_commit(_part(out, 1))
     shutil.move(tmp_path / "hub", tmp_path / "elsewhere")
     mirrored = tmp_path / "hub" / FINEWEB_EDU
     with pytest.raises(
@@ -126,7 +129,7 @@ def test_a_study_takes_an_unpinned_mirror_folder_for_its_pinned_corpus_where_the
     on a machine without the mirror: accepted (was refused: the commit was read from the mirror's records);
     one pinned to another commit is still refused."""
     out = tmp_path / "fw"
-    prepare(_cfg(tokenizer_dir, None), out, **RUN)
+    prepare(fineweb_config(tokenizer_dir, None), out, **RUN)
     shutil.rmtree(tmp_path / "hub")
     hub = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT"
     check_corpus(read_meta(out), (f"{hub},hf_revision={SHA_A}",), "main", out)

@@ -10,8 +10,8 @@ import os
 import numpy as np
 import pytest
 from corpus_fixtures import corpus_records, sentence, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.data.prepare_fixtures import RESUMABLE, count_tokenized, interrupt_prepare, prepared_bytes
 
-from encoderlab.data import encode
 from encoderlab.data import prepare as prep
 from encoderlab.data.prepare import PrepareConfig, choose_dtype, prepare, read_meta, split_dir, val_mask
 from encoderlab.data.sources import SourceConfig
@@ -120,50 +120,14 @@ def test_same_recipe_is_a_no_op_and_another_is_refused(tmp_path, corpus, tokeniz
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
 
 
-def _fail_after(monkeypatch, appends: int, exc: BaseException) -> None:
-    """Make `SplitWriter.append` raise `exc` after `appends` calls (two per chunk: train and val)."""
-    real = prep.SplitWriter.append
-    calls = []
-
-    def append(self, tokens, lengths):
-        calls.append(1)
-        if len(calls) > appends:
-            raise exc
-        real(self, tokens, lengths)
-
-    monkeypatch.setattr(prep.SplitWriter, "append", append)
-
-
-def _count_tokenized(monkeypatch) -> list[int]:
-    real, calls = encode.tokenize_chunk, []
-    monkeypatch.setattr(encode, "tokenize_chunk", lambda docs: (calls.append(len(docs)), real(docs))[1])
-    return calls
-
-
-def _files(root) -> dict[str, bytes]:
-    return {
-        f"{split}/{name}": (split_dir(root, split) / name).read_bytes()
-        for split in ("train", "val")
-        for name in ("tokens.bin", "doc_offsets.npy")
-    }
-
-
-RESUMABLE = dict(workers=1, chunk_docs=10, checkpoint_every=2, progress=False)
 FULL = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "tokens.bin")
-
-
-def _interrupt(cfg, out, appends: int, exc: BaseException, expect=None, match=None, **kw) -> BaseException:
-    """A prepare into `out` that fails with `exc` after `appends` appends, seen by the caller as `expect`."""
-    with pytest.MonkeyPatch.context() as mp:
-        _fail_after(mp, appends, exc)
-        with pytest.raises(expect or type(exc), match=match) as info:
-            prepare(cfg, out, **{**RESUMABLE, **kw})
-    return info.value
 
 
 def test_disk_full_leaves_nothing_that_looks_prepared(tmp_path, corpus, tokenizer_dir):  # noqa: F811
     cfg, out = _cfg(corpus, tokenizer_dir), tmp_path / "out"
-    err = _interrupt(cfg, out, 3, FULL, expect=UserError, match="disk full .*removed", checkpoint_every=100)
+    err = interrupt_prepare(
+        cfg, out, 3, FULL, expect=UserError, match="disk full .*removed", checkpoint_every=100
+    )
     assert "\n" not in str(err)
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.tmp").exists()
 
@@ -175,14 +139,14 @@ def test_an_interrupted_prepare_resumes_from_its_checkpoint_to_the_same_bytes(
 ):
     cfg = _cfg(corpus, tokenizer_dir)
     clean = prepare(cfg, tmp_path / "clean", **RESUMABLE)
-    _interrupt(cfg, tmp_path / "out", 11, KeyboardInterrupt())  # in chunk 6; the checkpoint holds 1-4
+    interrupt_prepare(cfg, tmp_path / "out", 11, KeyboardInterrupt())  # in chunk 6; the checkpoint holds 1-4
     progress = json.loads((tmp_path / "out.tmp" / "progress.json").read_text())
     assert progress["chunks"] == 4 and not (tmp_path / "out").exists()
     with pytest.MonkeyPatch.context() as mp:
-        tokenized = _count_tokenized(mp)
+        tokenized = count_tokenized(mp)
         out = prepare(cfg, tmp_path / "out", **RESUMABLE)
     assert len(tokenized) == 12 - 4  # 120 documents in chunks of 10: only the unfinished ones
-    assert _files(out) == _files(clean)
+    assert prepared_bytes(out) == prepared_bytes(clean)
     assert read_meta(out)["splits"] == read_meta(clean)["splits"]
     assert read_meta(out)["resumed_after_docs"] == progress["kept"] > 0
     assert not (tmp_path / "out.tmp").exists()
@@ -191,14 +155,14 @@ def test_an_interrupted_prepare_resumes_from_its_checkpoint_to_the_same_bytes(
 def test_a_changed_corpus_is_not_resumed_but_prepared_again(tmp_path, tokenizer_dir, caplog):  # noqa: F811
     records = corpus_records(120)
     src = write_jsonl(tmp_path / "corpus.jsonl", records)
-    _interrupt(_cfg(src, tokenizer_dir), tmp_path / "out", 11, KeyboardInterrupt())
+    interrupt_prepare(_cfg(src, tokenizer_dir), tmp_path / "out", 11, KeyboardInterrupt())
     records[3] = {**records[3], "text": "An edited document, so the checkpoint's prefix no longer matches."}
     write_jsonl(src, records)
     with caplog.at_level("WARNING"):
         out = prepare(_cfg(src, tokenizer_dir), tmp_path / "out", **RESUMABLE)
     assert "sources changed" in caplog.text
     fresh = prepare(_cfg(src, tokenizer_dir), tmp_path / "fresh", **RESUMABLE)
-    assert _files(out) == _files(fresh) and read_meta(out)["resumed_after_docs"] == 0
+    assert prepared_bytes(out) == prepared_bytes(fresh) and read_meta(out)["resumed_after_docs"] == 0
 
 
 def test_an_interrupted_prepare_of_another_recipe_is_said_to_start_over(
@@ -208,13 +172,13 @@ def test_an_interrupted_prepare_of_another_recipe_is_said_to_start_over(
     caplog,
 ):
     # Was: its checkpoint (hours of tokenizing, at scale) was deleted without a word.
-    _interrupt(_cfg(corpus, tokenizer_dir), tmp_path / "out", 11, KeyboardInterrupt())
+    interrupt_prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out", 11, KeyboardInterrupt())
     other = _cfg(corpus, tokenizer_dir, val_fraction=0.05)
     with caplog.at_level("WARNING"):
         out = prepare(other, tmp_path / "out", **RESUMABLE)
     assert "out.tmp holds an interrupted prepare of another recipe (or version); starting over" in caplog.text
     fresh = prepare(other, tmp_path / "fresh", **RESUMABLE)
-    assert _files(out) == _files(fresh) and read_meta(out)["resumed_after_docs"] == 0
+    assert prepared_bytes(out) == prepared_bytes(fresh) and read_meta(out)["resumed_after_docs"] == 0
 
 
 def test_disk_full_after_a_checkpoint_keeps_the_work_and_the_rerun_resumes(
@@ -225,10 +189,10 @@ def test_disk_full_after_a_checkpoint_keeps_the_work_and_the_rerun_resumes(
     cfg = _cfg(corpus, tokenizer_dir)
     clean = prepare(cfg, tmp_path / "clean", **RESUMABLE)
     match = r"disk full .*kept in .*out\.tmp: free space and rerun to resume"
-    _interrupt(cfg, tmp_path / "out", 13, FULL, expect=UserError, match=match)
+    interrupt_prepare(cfg, tmp_path / "out", 13, FULL, expect=UserError, match=match)
     assert not (tmp_path / "out").exists()
     out = prepare(cfg, tmp_path / "out", **RESUMABLE)
-    assert _files(out) == _files(clean) and read_meta(out)["resumed_after_docs"] > 0
+    assert prepared_bytes(out) == prepared_bytes(clean) and read_meta(out)["resumed_after_docs"] > 0
 
 
 @pytest.mark.parametrize(
@@ -434,8 +398,8 @@ def test_a_mixture_that_repeats_sources_never_trains_on_a_held_out_document(tmp_
     assert not train & set(val)
     assert len(val) == len(set(val)) == 40 + 4  # round(n f) of each source, each held-out document once
     assert meta["splits"]["val"]["docs"] == 44 and meta["recipe"]["holdout"] == "per-source"
-    _interrupt(cfg, tmp_path / "again", 11, KeyboardInterrupt())  # the positions survive a resume
-    assert _files(prepare(cfg, tmp_path / "again", **RESUMABLE)) == _files(out)
+    interrupt_prepare(cfg, tmp_path / "again", 11, KeyboardInterrupt())  # the positions survive a resume
+    assert prepared_bytes(prepare(cfg, tmp_path / "again", **RESUMABLE)) == prepared_bytes(out)
 
 
 def test_sources_that_read_one_file_twice_are_refused_before_anything_is_written(tmp_path, tokenizer_dir):  # noqa: F811

@@ -16,9 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
-from hub_corpus_fixtures import FINEWEB_EDU_SCHEMA, fineweb_edu_rows
-from test_mirror_pin import FILES, SHA_A, SHA_B, _cfg, _record, mirror  # noqa: F401 (fixture)
-from tests.data.test_prepare import _count_tokenized, _fail_after, _files
+from hub_corpus_fixtures import FINEWEB_EDU_SCHEMA, fineweb_config, fineweb_edu_rows
+from test_mirror_pin import FILES, SHA_A, SHA_B, mirror  # noqa: F401 (fixture)
+from tests.data.hub_cache_fixtures import download_record
+from tests.data.prepare_fixtures import count_tokenized, fail_after, prepared_bytes
 
 from encoderlab.data.hub import _resolve
 from encoderlab.data.packed import identity
@@ -31,8 +32,8 @@ RUN = dict(workers=1, chunk_docs=5, checkpoint_every=2, progress=False)
 def _interrupted(tok, out) -> dict:
     """An unpinned prepare into `out` stopped in its fifth chunk: the checkpoint holds four."""
     with pytest.MonkeyPatch.context() as mp, pytest.raises(KeyboardInterrupt):
-        _fail_after(mp, 9, KeyboardInterrupt())
-        prepare(_cfg(tok, None), out, **RUN)
+        fail_after(mp, 9, KeyboardInterrupt())
+        prepare(fineweb_config(tok, None), out, **RUN)
     _resolve.cache_clear()
     return json.loads((out.with_name(out.name + ".tmp") / "progress.json").read_text())
 
@@ -42,21 +43,21 @@ def _download_again(repo, changed: str) -> None:
     table = pa.table(fineweb_edu_rows(1000, 10), schema=FINEWEB_EDU_SCHEMA)
     pq.write_table(table, repo / changed)
     for path in ["README.md", *FILES]:
-        _record(repo, path, SHA_B)
+        download_record(repo, path, SHA_B)
     _resolve.cache_clear()
 
 
 def _rerun(tok, out, caplog) -> tuple[list[int], str]:
     caplog.clear()
     with caplog.at_level("WARNING"), pytest.MonkeyPatch.context() as mp:
-        tokenized = _count_tokenized(mp)
-        prepare(_cfg(tok, None), out, **RUN)
+        tokenized = count_tokenized(mp)
+        prepare(fineweb_config(tok, None), out, **RUN)
     _resolve.cache_clear()
     return tokenized, caplog.text
 
 
 def _fresh(tok, out) -> dict:
-    prepare(_cfg(tok, None), out, **RUN)
+    prepare(fineweb_config(tok, None), out, **RUN)
     _resolve.cache_clear()
     return read_meta(out)
 
@@ -73,7 +74,7 @@ def test_a_resume_after_the_mirror_moved_past_the_checkpoint_holds_the_new_commi
     tokenized, said = _rerun(tokenizer_dir, out, caplog)
     clean = _fresh(tokenizer_dir, tmp_path / "clean")
     assert "starting over" not in said and len(tokenized) == 2  # only the unfinished chunks
-    assert _files(out) == _files(tmp_path / "clean")
+    assert prepared_bytes(out) == prepared_bytes(tmp_path / "clean")
     meta = read_meta(out)
     assert meta["resumed_after_docs"] == progress["kept"] > 0
     assert meta["sources"][0]["mirror_commit"] == clean["sources"][0]["mirror_commit"] == SHA_B
@@ -91,6 +92,6 @@ def test_a_resume_after_the_mirror_moved_before_the_checkpoint_starts_over_at_th
     _, said = _rerun(tokenizer_dir, out, caplog)
     _fresh(tokenizer_dir, tmp_path / "clean")
     assert "the sources changed since the interrupted prepare" in said and "starting over" in said
-    assert _files(out) == _files(tmp_path / "clean")
+    assert prepared_bytes(out) == prepared_bytes(tmp_path / "clean")
     meta = read_meta(out)
     assert meta["resumed_after_docs"] == 0 and meta["sources"][0]["mirror_commit"] == SHA_B

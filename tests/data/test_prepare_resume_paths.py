@@ -10,7 +10,7 @@ import os
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
-from tests.data.test_prepare import RESUMABLE, _count_tokenized, _files, _interrupt
+from tests.data.prepare_fixtures import RESUMABLE, count_tokenized, interrupt_prepare, prepared_bytes
 
 from encoderlab.data import resume
 from encoderlab.data.packed import identity
@@ -46,7 +46,7 @@ def test_a_resume_through_another_path_to_the_same_files_continues(
     here,
 ):
     there = there.replace("ABS", str(parent))
-    _interrupt(
+    interrupt_prepare(
         _cfg(there, tokenizer_dir), parent / "out", 11, KeyboardInterrupt()
     )  # the checkpoint: 4 chunks
     progress = json.loads((parent / "out.tmp" / "progress.json").read_text())
@@ -54,12 +54,15 @@ def test_a_resume_through_another_path_to_the_same_files_continues(
     monkeypatch.chdir(parent / "a")
     clean = prepare(_cfg(here, tokenizer_dir), parent / "clean", **RESUMABLE)
     with caplog.at_level("WARNING"), pytest.MonkeyPatch.context() as mp:
-        tokenized = _count_tokenized(mp)
+        tokenized = count_tokenized(mp)
         out = prepare(_cfg(here, tokenizer_dir), parent / "out", **RESUMABLE)
     assert "starting over" not in caplog.text
     docs = sum(split["docs"] for split in read_meta(clean)["splits"].values())
     assert len(tokenized) == -(-docs // 10) - 4  # chunks of 10: only the unfinished ones
-    assert _files(out) == _files(clean) and read_meta(out)["resumed_after_docs"] == progress["kept"] > 0
+    assert (
+        prepared_bytes(out) == prepared_bytes(clean)
+        and read_meta(out)["resumed_after_docs"] == progress["kept"] > 0
+    )
     # what a prepare from here records: the location as given now, the files as named from here
     assert identity(read_meta(out)) == identity(read_meta(clean))
     assert read_meta(out)["sources"] == read_meta(clean)["sources"]
@@ -67,13 +70,13 @@ def test_a_resume_through_another_path_to_the_same_files_continues(
 
 def test_other_files_at_the_new_path_start_over(parent, tokenizer_dir, monkeypatch, caplog):  # noqa: F811
     write_jsonl(parent / "b" / "c.jsonl", corpus_records(120))  # the same documents, another file
-    _interrupt(_cfg("a/c.jsonl", tokenizer_dir), parent / "out", 11, KeyboardInterrupt())
+    interrupt_prepare(_cfg("a/c.jsonl", tokenizer_dir), parent / "out", 11, KeyboardInterrupt())
     monkeypatch.chdir(parent / "b")
     with caplog.at_level("WARNING"):
         out = prepare(_cfg("c.jsonl", tokenizer_dir), parent / "out", **RESUMABLE)
     assert f"out.tmp {ANOTHER_RECIPE}" in caplog.text
     fresh = prepare(_cfg("c.jsonl", tokenizer_dir), parent / "fresh", **RESUMABLE)
-    assert _files(out) == _files(fresh) and read_meta(out)["resumed_after_docs"] == 0
+    assert prepared_bytes(out) == prepared_bytes(fresh) and read_meta(out)["resumed_after_docs"] == 0
     assert read_meta(out)["sources"][0]["resolved"] == os.path.realpath(parent / "b" / "c.jsonl")
 
 
@@ -82,7 +85,7 @@ def _old_checkpoint(cfg, out) -> None:
     here = resume.Chain.here
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(resume.Chain, "here", classmethod(lambda cls, s: here(s).continuing({})))
-        _interrupt(cfg, out, 11, KeyboardInterrupt())
+        interrupt_prepare(cfg, out, 11, KeyboardInterrupt())
     progress = json.loads((out.with_name(out.name + ".tmp") / "progress.json").read_text())
     assert progress["chunks"] == 4 and "resolved" not in progress and "chain_version" not in progress
 
@@ -99,10 +102,10 @@ def test_a_checkpoint_from_before_resumes_by_the_same_path_and_starts_over_by_an
     with caplog.at_level("WARNING"):
         out = prepare(cfg, parent / "out", **RESUMABLE)
     assert "starting over" not in caplog.text and read_meta(out)["resumed_after_docs"] > 0
-    assert _files(out) == _files(clean)
+    assert prepared_bytes(out) == prepared_bytes(clean)
     _old_checkpoint(cfg, parent / "again")
     monkeypatch.chdir(parent / "a")
     with caplog.at_level("WARNING"):
         again = prepare(_cfg("c.jsonl", tokenizer_dir), parent / "again", **RESUMABLE)
     assert f"again.tmp {ANOTHER_RECIPE}" in caplog.text and read_meta(again)["resumed_after_docs"] == 0
-    assert _files(again) == _files(clean)
+    assert prepared_bytes(again) == prepared_bytes(clean)

@@ -10,9 +10,10 @@ import json
 
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
-from test_hub_revision import SHA_A, SHA_B, _cfg, fake_hub  # noqa: F401 (fixture)
+from hub_corpus_fixtures import fineweb_config
+from test_hub_revision import SHA_A, SHA_B, fake_hub  # noqa: F401 (fixture)
 from test_mirror_pin import mirror  # noqa: F401 (fixture)
-from tests.data.test_prepare import _count_tokenized, _fail_after, _files
+from tests.data.prepare_fixtures import count_tokenized, fail_after, prepared_bytes
 
 from encoderlab.data.hub import _resolve
 from encoderlab.data.packed import identity
@@ -26,8 +27,8 @@ RUN = dict(workers=1, chunk_docs=5, checkpoint_every=2, progress=False)
 def _interrupted(tok, out, pin=None) -> dict:
     """A prepare of `pin` into `out` stopped in its fifth chunk: the checkpoint holds four."""
     with pytest.MonkeyPatch.context() as mp, pytest.raises(KeyboardInterrupt):
-        _fail_after(mp, 9, KeyboardInterrupt())
-        prepare(_cfg(tok, pin), out, **RUN)
+        fail_after(mp, 9, KeyboardInterrupt())
+        prepare(fineweb_config(tok, pin), out, **RUN)
     _resolve.cache_clear()
     return json.loads((out.with_name(out.name + ".tmp") / "progress.json").read_text())
 
@@ -36,8 +37,8 @@ def _rerun(tok, out, pin, caplog) -> tuple[list[int], str]:
     """`prepare` pinned to `pin` into `out`: the chunks it tokenized and the warnings it gave."""
     caplog.clear()
     with caplog.at_level("WARNING"), pytest.MonkeyPatch.context() as mp:
-        tokenized = _count_tokenized(mp)
-        prepare(_cfg(tok, pin), out, **RUN)
+        tokenized = count_tokenized(mp)
+        prepare(fineweb_config(tok, pin), out, **RUN)
     _resolve.cache_clear()
     return tokenized, caplog.text
 
@@ -46,7 +47,7 @@ def _check_resumes(tmp_path, tok, caplog, held: str, other: str) -> None:
     """Read unpinned (at commit `held`), then pinned to `held`: continued, to the bytes and identity of a
     prepare pinned to `held`; pinned to `other`: started over."""
     clean = tmp_path / "clean"
-    prepare(_cfg(tok, held), clean, **RUN)
+    prepare(fineweb_config(tok, held), clean, **RUN)
     _resolve.cache_clear()
     out = tmp_path / "out"
     progress = _interrupted(tok, out)
@@ -54,7 +55,10 @@ def _check_resumes(tmp_path, tok, caplog, held: str, other: str) -> None:
     tokenized, said = _rerun(tok, out, held, caplog)
     docs = sum(split["docs"] for split in read_meta(clean)["splits"].values())
     assert "starting over" not in said and len(tokenized) == -(-docs // 5) - 4  # only the unfinished chunks
-    assert _files(out) == _files(clean) and read_meta(out)["resumed_after_docs"] == progress["kept"] > 0
+    assert (
+        prepared_bytes(out) == prepared_bytes(clean)
+        and read_meta(out)["resumed_after_docs"] == progress["kept"] > 0
+    )
     assert read_meta(out)["recipe"] == read_meta(clean)["recipe"]
     assert identity(read_meta(out)) == identity(read_meta(clean))
     assert progress["sources"][0]["identity"]["revision"] == held  # what the checkpoint records
@@ -78,18 +82,21 @@ def test_an_unpinned_prepare_of_a_mirror_rerun_pinned_to_the_commit_its_records_
     to A, it continues, to the bytes and identity of a prepare pinned to A; pinned to B it is refused by
     the pin's own check, the checkpoint kept."""
     clean = tmp_path / "clean"
-    prepare(_cfg(tokenizer_dir, SHA_A), clean, **RUN)
+    prepare(fineweb_config(tokenizer_dir, SHA_A), clean, **RUN)
     _resolve.cache_clear()
     out = tmp_path / "out"
     progress = _interrupted(tokenizer_dir, out)
     assert progress["chunks"] == 4
     with pytest.raises(UserError, match=rf"its README.md was downloaded at commit {SHA_A}, not {SHA_B}; "):
-        prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN)
+        prepare(fineweb_config(tokenizer_dir, SHA_B), out, **RUN)
     assert json.loads((tmp_path / "out.tmp" / "progress.json").read_text()) == progress
     _resolve.cache_clear()
     tokenized, said = _rerun(tokenizer_dir, out, SHA_A, caplog)
     docs = sum(split["docs"] for split in read_meta(clean)["splits"].values())
     assert "starting over" not in said and len(tokenized) == -(-docs // 5) - 4
-    assert _files(out) == _files(clean) and read_meta(out)["resumed_after_docs"] == progress["kept"] > 0
+    assert (
+        prepared_bytes(out) == prepared_bytes(clean)
+        and read_meta(out)["resumed_after_docs"] == progress["kept"] > 0
+    )
     assert identity(read_meta(out)) == identity(read_meta(clean))
     assert progress["sources"][0]["identity"]["revision"] == "local"  # what the checkpoint records

@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.data.prepare_fixtures import prepare_cli
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
@@ -35,11 +36,6 @@ def _shuffle(path) -> None:
     path.write_text("".join(lines[::-1]))
 
 
-def _prepare_cli(src, tok, out, capsys, *extra) -> tuple[int, str]:
-    argv = ["data", "prepare", "--source", src, "--tokenizer", tok, "--decontaminate", "none"]
-    return cli([*argv, "--workers", "1", "--out", out, *extra], capsys)
-
-
 def _folder_corpus(root, n_files=3):
     root.mkdir()
     for i in range(n_files):
@@ -51,10 +47,10 @@ def test_a_prepare_over_sources_changed_since_is_refused_and_untouched(tmp_path,
     """Was "already holds this recipe; nothing to do": the folder kept the old rows without a word."""
     src = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(60))
     out = tmp_path / "o"
-    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     _shuffle(src)
     before = snapshot(out)
-    code, err = _prepare_cli(src, tokenizer_dir, out, capsys)
+    code, err = prepare_cli(src, tokenizer_dir, out, capsys)
     assert_one_line(
         code,
         err,
@@ -270,10 +266,10 @@ def test_a_relative_source_run_from_another_folder_says_it_is_another_file(
         write_jsonl(tmp_path / name / "c.jsonl", corpus_records(n))
     out = tmp_path / "o"
     monkeypatch.chdir(tmp_path / "a")
-    assert _prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
     monkeypatch.chdir(tmp_path / "b")
     before = snapshot(tmp_path)
-    code, err = _prepare_cli("c.jsonl", tokenizer_dir, out, capsys)
+    code, err = prepare_cli("c.jsonl", tokenizer_dir, out, capsys)
     assert_one_line(
         code,
         err,
@@ -282,7 +278,7 @@ def test_a_relative_source_run_from_another_folder_says_it_is_another_file(
     )
     assert snapshot(tmp_path) == before
     monkeypatch.chdir(tmp_path / "a")  # where it was prepared: nothing to do
-    assert _prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
     assert snapshot(tmp_path) == before
 
 
@@ -305,14 +301,14 @@ def test_the_same_file_reached_by_another_path_is_the_same_source(
     write_jsonl(tmp_path / "a" / "c.jsonl", corpus_records(60))
     out = tmp_path / "o"
     monkeypatch.chdir(tmp_path)
-    assert _prepare_cli(there.replace("ABS", str(tmp_path)), tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli(there.replace("ABS", str(tmp_path)), tokenizer_dir, out, capsys)[0] == 0
     meta = (out / "meta.json").read_text()
     monkeypatch.chdir(tmp_path / "a")
     before = snapshot(tmp_path)
-    assert _prepare_cli(here, tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli(here, tokenizer_dir, out, capsys)[0] == 0
     assert snapshot(tmp_path) == before and (out / "meta.json").read_text() == meta
     _shuffle(tmp_path / "a" / "c.jsonl")
-    code, err = _prepare_cli(here, tokenizer_dir, out, capsys)
+    code, err = prepare_cli(here, tokenizer_dir, out, capsys)
     assert_one_line(
         code, err, r"o was prepared from sources that changed since \((\./)?c.jsonl now holds other bytes\)"
     )

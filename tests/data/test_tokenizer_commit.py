@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
-from tests.data.test_hubmodels import SHA_A, SHA_B, cache_two_commits
+from tests.data.hub_cache_fixtures import SHA_A, SHA_B, cache_two_commits
 
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 from encoderlab.data.sources import SourceConfig

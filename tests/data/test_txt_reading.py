@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
-from tests.data.test_prepare_stale import _prepare_cli
+from tests.data.prepare_fixtures import prepare_cli
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
@@ -60,12 +60,12 @@ def test_a_folder_prepared_by_older_txt_reading_of_a_file_with_a_cr_is_refused(
     """Was "nothing to do": the folder kept the documents a lone `\\r` no longer makes."""
     src = _txt(tmp_path / "mac.txt", "\r")
     out = tmp_path / "o"
-    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     assert read_meta(out)["txt_reading"] == TXT_READING
-    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0  # made by this code: nothing to do
+    assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0  # made by this code: nothing to do
     _made_by_older_code(out / "meta.json")
     before = snapshot(tmp_path)
-    code, err = _prepare_cli(src, tokenizer_dir, out, capsys)
+    code, err = prepare_cli(src, tokenizer_dir, out, capsys)
     assert_one_line(
         code,
         err,
@@ -84,10 +84,10 @@ def test_a_folder_prepared_by_older_txt_reading_of_files_without_a_cr_is_still_u
 ):
     src = _txt(tmp_path / "unix.txt", "\n")
     out = tmp_path / "o"
-    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     _made_by_older_code(out / "meta.json")
     before = snapshot(tmp_path)
-    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0  # read the same: nothing to do
+    assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0  # read the same: nothing to do
     assert snapshot(tmp_path) == before
 
 
@@ -117,10 +117,10 @@ def test_a_folder_prepared_by_older_txt_reading_of_a_crlf_file_is_still_up_to_da
     (only a lone `\\r` reads otherwise), so "nothing to do" was right."""
     src = _txt(tmp_path / "crlf.txt", "\r\n")
     out = tmp_path / "o"
-    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     _made_by_older_code(out / "meta.json")
     before = snapshot(tmp_path)
-    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
+    assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     assert snapshot(tmp_path) == before
 
 

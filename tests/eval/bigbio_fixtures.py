@@ -4,11 +4,12 @@ and its conventions, [U] marks what no source confirmed)."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from datasets import ClassLabel, Dataset, Features, List, Sequence, Value
 from tests.eval.conftest import NEGATIVE, POSITIVE
-from tests.eval.hub_fixtures import STR, _ner_rows, _rng, _sentence
+from tests.eval.hub_fixtures import STR, filler_sentence, ner_rows
 
 from encoderlab.eval.tasks.biomed import HOC_HALLMARKS
 
@@ -27,7 +28,7 @@ def _export(root: Path, repo: str, config: str, splits: dict[str, Dataset]) -> P
 
 def blurb_sentences(split: str) -> tuple[list[list[str]], list[list[int]]]:
     """The sentences (words, tag ids) that `blurb` writes for `split` (every config), without document markers."""
-    return _ner_rows(40 + ("train", "validation", "test").index(split), 30 if split == "train" else 8)
+    return ner_rows(40 + ("train", "validation", "test").index(split), 30 if split == "train" else 8)
 
 
 def _docstarts(tokens: list, tags: list) -> tuple[list, list]:
@@ -76,11 +77,11 @@ def gad(root: Path) -> Path:
     features = Features({"id": STR, "document_id": STR, "text": STR, "labels": List(STR)})
     splits = {}
     for i, split in enumerate(("train", "validation", "test")):
-        rng = _rng(50 + i)
+        rng = random.Random(50 + i)
         n = 48 if split == "train" else 12
         labels = [rng.randrange(2) for _ in range(n)]
         texts = [
-            f"@GENE$ {_sentence(rng, 3)} {rng.choice(POSITIVE if y else NEGATIVE)} @DISEASE$ {split} {k}"
+            f"@GENE$ {filler_sentence(rng, 3)} {rng.choice(POSITIVE if y else NEGATIVE)} @DISEASE$ {split} {k}"
             for k, y in enumerate(labels)
         ]
         rows = {
@@ -105,7 +106,7 @@ def hoc(root: Path) -> Path:
     features = Features({"document_id": STR, "text": STR, "label": List(ClassLabel(names=HOC_NAMES))})
     splits = {}
     for i, split in enumerate(("train", "validation", "test")):
-        rng = _rng(60 + i)
+        rng = random.Random(60 + i)
         rows = {"document_id": [], "text": [], "label": []}
         for k in range(24 if split == "train" else 8):
             labels = sorted(rng.sample([0, 1, 4, 8], rng.randrange(0, 3))) or [7]
@@ -131,13 +132,15 @@ def anatem(root: Path, offsets_shift: int = 0) -> Path:
     )
     splits = {}
     for i, split in enumerate(("train", "validation", "test")):
-        rng, rows = _rng(70 + i), {k: [] for k in features}
+        rng, rows = random.Random(70 + i), {k: [] for k in features}
         for k in range(24 if split == "train" else 6):
             organ, cell = (
                 rng.choice(["left ventricle", "liver", "renal cortex"]),
                 rng.choice(["neurons", "cells"]),
             )
-            text = f"{_sentence(rng, 3).capitalize()} the {organ} grew. Many {cell} of {split} {k} died."
+            text = (
+                f"{filler_sentence(rng, 3).capitalize()} the {organ} grew. Many {cell} of {split} {k} died."
+            )
             mentions = [(organ, "Organ"), (cell, "Cell")]
             found = [(text.index(f" {m} ") + 1, t) for m, t in mentions]
             rows["entities"].append(
@@ -167,7 +170,7 @@ def chemprot(root: Path, offsets_shift: int = 0) -> Path:
     )
     splits = {}
     for i, split in enumerate(("train", "validation", "test")):
-        rng, rows = _rng(80 + i), {k: [] for k in features}
+        rng, rows = random.Random(80 + i), {k: [] for k in features}
         for k in range(32 if split == "train" else 8):
             verb = rng.choice(["inhibits", "meets"])
             text = f"Study {split} {k}\nAspirin {verb} COX2 here. Then caffeine was seen."
@@ -211,11 +214,13 @@ def bc5cdr(root: Path, offsets_shift: int = 0) -> Path:
     features = Features({"passages": List(passage)})
     splits = {}
     for i, split in enumerate(("train", "test", "validation")):
-        rng, docs = _rng(90 + i), []
+        rng, docs = random.Random(90 + i), []
         for k in range(24 if split == "train" else 6):
             chem, disease = rng.choice(["lithium", "cocaine"]), rng.choice(["renal failure", "seizures"])
             title = f"Study {split} {k} of {chem}."
-            abstract = f"{_sentence(rng, 3).capitalize()} rats given {chem} developed {disease}. All lived."
+            abstract = (
+                f"{filler_sentence(rng, 3).capitalize()} rats given {chem} developed {disease}. All lived."
+            )
             doc = f"{title} {abstract}"
             mentions = [("Chemical", chem, "D1", title.index(chem)), ("Chemical", chem, "D1", doc.index(f"n {chem}") + 2),
                         ("Disease", disease, "D2", doc.index(disease))]  # fmt: skip

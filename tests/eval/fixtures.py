@@ -1,5 +1,6 @@
 """Fake assets in the real record schemas, written into a private $ENCODERLAB_HOME with a valid
-manifest, so the real `asset_jsonl` / `is_fetched` code paths find them."""
+manifest, so the real `asset_jsonl` / `is_fetched` code paths find them; task files and their data, the
+sentiment task of the task-file tests among them."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.eval.conftest import (
     TOPICS,
     filler,
     make_tokenizer,
+    sc_examples,
     tiny_model,
     vocabulary_texts,
 )
@@ -112,3 +114,32 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
         code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
+
+
+SENTIMENT_LABELS = ("negative", "positive")
+
+
+def sentiment_rows(n: int, seed: int) -> list[dict]:
+    """`n` labelled sentences (conftest's `sc_examples`) as a task file's rows: `sentence`, `polarity`."""
+    return [{"sentence": e["text"], "polarity": SENTIMENT_LABELS[e["label"]]} for e in sc_examples(n, seed)]
+
+
+def write_csv(path: Path, rows: list[dict]) -> str:
+    """`rows` as a CSV file written by `datasets` (as a user's export reads); returns its name."""
+    import datasets  # on first use: the many tests that import this module write no CSV
+
+    datasets.Dataset.from_list(rows).to_csv(path, index=False)
+    return path.name
+
+
+def sentiment_files(tmp_path: Path) -> dict:
+    """train.csv and test.csv (disjoint) and the spec fields that read them."""
+    write_csv(tmp_path / "train.csv", sentiment_rows(40, 0))
+    write_csv(
+        tmp_path / "test.csv", [r for r in sentiment_rows(40, 1) if r not in sentiment_rows(40, 0)][:10]
+    )
+    return {
+        "family": "sc",
+        "data": {"train": "train.csv", "test": "test.csv"},
+        "columns": {"text": "sentence", "label": "polarity"},
+    }

@@ -28,7 +28,8 @@ def _rng(seed: int) -> random.Random:
     return random.Random(seed)
 
 
-def _sentence(rng: random.Random, n: int = 6) -> str:
+def filler_sentence(rng: random.Random, n: int = 6) -> str:
+    """`n` filler words drawn by `rng`."""
     return " ".join(rng.choice(FILLER) for _ in range(n))
 
 
@@ -92,7 +93,10 @@ def glue(root: Path, n_train: int = 60, n_eval: int = 8) -> Path:
             for i in range(n):
                 label = rng.randrange(len(names))
                 word = rng.choice(POSITIVE if label else NEGATIVE)
-                texts = [f"{split} {i} {_sentence(rng, 4)} {word}", f"{_sentence(rng, 3)} {split}"]
+                texts = [
+                    f"{split} {i} {filler_sentence(rng, 4)} {word}",
+                    f"{filler_sentence(rng, 3)} {split}",
+                ]
                 for c, t in zip(GLUE_TEXT[config], texts):
                     rows[c].append(t)
                 rows["label"].append(-1 if split.startswith("test") else label)
@@ -108,7 +112,8 @@ UNER_NAMES = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
 ONTONOTES_NAMES = ["O", "B-CARDINAL", "B-DATE", "I-DATE", "B-PERSON", "I-PERSON", "B-NORP", "B-GPE", "I-GPE"]
 
 
-def _ner_rows(seed: int, n: int) -> tuple[list[list[str]], list[list[int]]]:
+def ner_rows(seed: int, n: int) -> tuple[list[list[str]], list[list[int]]]:
+    """`n` six-word sentences and their tags, a quarter of the words names (tag 1)."""
     rng = _rng(seed)
     tokens, tags = [], []
     for _ in range(n):
@@ -133,7 +138,7 @@ def conll2003_en(root: Path) -> Path:
     features = Features({"words": List(STR), "ner": List(ClassLabel(names=CONLL_NAMES))})
     splits = {}
     for i, split in enumerate(("train", "validation", "test")):
-        tokens, tags = _ner_rows(i, 20 if split == "train" else 6)
+        tokens, tags = ner_rows(i, 20 if split == "train" else 6)
         splits[split] = (
             _sharded(None, split),
             Dataset.from_dict({"words": tokens, "ner": tags}, features=features),
@@ -159,7 +164,7 @@ def uner_en(root: Path) -> Path:
     )
     splits = {}
     for i, split in enumerate(("train", "validation", "test")):
-        tokens, tags = _ner_rows(10 + i, 20 if split == "train" else 6)
+        tokens, tags = ner_rows(10 + i, 20 if split == "train" else 6)
         rows = {
             "idx": [f"{split}-{k}" for k in range(len(tokens))],
             "text": [" ".join(t) for t in tokens],
@@ -191,7 +196,7 @@ def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel"
     features = Features({"tokens": List(STR), "tags": List(kind)})
     folder = Path(root) / "hgissbkh/ontonotes5"
     for i, split in enumerate(("train", "validation", "test")):
-        tokens, tags = _ner_rows(20 + i, 20 if split == "train" else 6)
+        tokens, tags = ner_rows(20 + i, 20 if split == "train" else 6)
         tags = [[4 * t for t in seq] for seq in tags]  # B-PERSON
         path = folder / (
             f"ontonotes5/{split}/0000.parquet"
@@ -298,7 +303,7 @@ def msmarco_pairs(root: Path, n: int = 64) -> Path:
     for _ in range(n):
         topic = rng.choice(TOPICS)
         rows["query"].append(f"about {topic}")
-        rows["positive"].append(f"{_sentence(rng, 4)} {topic} {_sentence(rng, 3)}")
+        rows["positive"].append(f"{filler_sentence(rng, 4)} {topic} {filler_sentence(rng, 3)}")
     data = Dataset.from_dict(rows, features=Features({"query": STR, "positive": STR}))
     return write_repo(root, "hgissbkh/msmarco-pairs", {"default": {"train": (_sharded(None, "train"), data)}})
 
@@ -338,7 +343,7 @@ def _beir_export(
     return folder
 
 
-def _qrels(root: Path, repo: str, splits: dict[str, list[tuple[str, str, int]]]) -> Path:
+def qrels_repo_folder(root: Path, repo: str, splits: dict[str, list[tuple[str, str, int]]]) -> Path:
     """BEIR qrels repositories hold TSV files `train.tsv`, `dev.tsv`, `test.tsv` with columns
     query-id, corpus-id, score (HS 4 [V] tree); `datasets` reads `dev` as the split `validation`."""
     folder = Path(root) / repo
@@ -354,12 +359,12 @@ def msmarco(root: Path) -> dict:
     dev qrels with grade 1, TREC-DL'19-style graded test qrels (0-3), unjudged distractors. Returns
     the ids the loader must keep."""
     rng = _rng(3)
-    corpus = {str(1000 + i): ("", f"{TOPICS[i % len(TOPICS)]} {_sentence(rng, 5)}") for i in range(40)}
+    corpus = {str(1000 + i): ("", f"{TOPICS[i % len(TOPICS)]} {filler_sentence(rng, 5)}") for i in range(40)}
     queries = {str(i): f"about {TOPICS[i % len(TOPICS)]}" for i in range(12)}
     dev = [(str(q), str(1000 + q), 1) for q in range(6)]
     test = [(str(q), str(1000 + q), 3) for q in range(6, 10)] + [("10", "1010", 0), ("6", "1020", 0)]
     _beir_export(root, "BeIR/msmarco", corpus, queries, shards=7)
-    _qrels(root, "BeIR/msmarco-qrels", {"train": [("11", "1011", 1)], "dev": dev, "test": test})
+    qrels_repo_folder(root, "BeIR/msmarco-qrels", {"train": [("11", "1011", 1)], "dev": dev, "test": test})
     return {"dev": dev, "test": test}
 
 
@@ -367,11 +372,13 @@ def nq(root: Path) -> dict:
     """BeIR/nq (export, the corpus in 3 files as on the hub) + BeIR/nq-qrels (only `test.tsv`,
     HS 4 [V]); ids like `test0` / `doc0`; documents have titles (EE renders `{title}. {text}`)."""
     rng = _rng(4)
-    corpus = {f"doc{i}": (f"Title {i}", f"{TOPICS[i % len(TOPICS)]} {_sentence(rng, 5)}") for i in range(30)}
+    corpus = {
+        f"doc{i}": (f"Title {i}", f"{TOPICS[i % len(TOPICS)]} {filler_sentence(rng, 5)}") for i in range(30)
+    }
     queries = {f"test{i}": f"about {TOPICS[i % len(TOPICS)]}" for i in range(10)}
     test = [(f"test{i}", f"doc{i}", 1) for i in range(10)] + [("test0", "doc20", 1)]
     _beir_export(root, "BeIR/nq", corpus, queries, shards=3)
-    _qrels(root, "BeIR/nq-qrels", {"test": test})
+    qrels_repo_folder(root, "BeIR/nq-qrels", {"test": test})
     return {"test": test}
 
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from tests.eval import hub_fixtures as hub
 from tests.eval.conftest import NEGATIVE, POSITIVE, ir_pairs, qa_examples, sc_examples, tc_examples
+from tests.eval.fixtures import SENTIMENT_LABELS, sentiment_files, sentiment_rows, write_csv
 from tests.eval.fixtures import write_jsonl as _jsonl
 from tests.eval.fixtures import write_task_file as _spec
 
@@ -21,26 +22,14 @@ from encoderlab.eval.spec import HubRepo, IRSplit, PairSCOptions
 from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import load_task_files, task_from_file
 
-LABELS = ("negative", "positive")
-
-
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
 
-def _sentiment(n: int, seed: int) -> list[dict]:
-    return [{"sentence": e["text"], "polarity": LABELS[e["label"]]} for e in sc_examples(n, seed)]
-
-
-def _write_csv(path: Path, rows: list[dict]) -> str:
-    datasets.Dataset.from_list(rows).to_csv(path, index=False)
-    return path.name
-
-
 def test_sc_from_csv_cuts_validation_from_train(tmp_path):
-    train = _write_csv(tmp_path / "train.csv", _sentiment(100, 0))
-    test = _write_csv(
+    train = write_csv(tmp_path / "train.csv", sentiment_rows(100, 0))
+    test = write_csv(
         tmp_path / "test.csv",
-        [r for r in _sentiment(60, 1) if r not in _sentiment(100, 0)][:30],
+        [r for r in sentiment_rows(60, 1) if r not in sentiment_rows(100, 0)][:30],
     )
     path = _spec(
         tmp_path,
@@ -48,11 +37,11 @@ def test_sc_from_csv_cuts_validation_from_train(tmp_path):
         family="sc",
         data={"train": train, "test": test, "validation_fraction": 0.1},
         columns={"text": "sentence", "label": "polarity"},
-        labels=list(LABELS),
+        labels=list(SENTIMENT_LABELS),
     )
     task = task_from_file(path)
     task, data = load_task(task)
-    assert task.labels == LABELS and task.metric == "accuracy" and task.family == "sc"
+    assert task.labels == SENTIMENT_LABELS and task.metric == "accuracy" and task.family == "sc"
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (90, 10, 30)
     assert data.train[0]["label"] in (0, 1) and set(data.train[0]) == {"text", "label"}
     assert task.data_version.startswith("file:") and task.hub_repos == ()  # files: no hub input
@@ -61,9 +50,9 @@ def test_sc_from_csv_cuts_validation_from_train(tmp_path):
 def test_a_finetune_section_keeps_the_file_defaults_it_leaves_out(tmp_path):
     """`finetune: {warmup_ratio: 0}` trained 1000 steps x 32 (FinetuneConfig's), not the 300 x 16 a
     task file gets without the section."""
-    train = _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
-    test = _write_csv(
-        tmp_path / "test.csv", [r for r in _sentiment(30, 1) if r not in _sentiment(40, 0)][:10]
+    train = write_csv(tmp_path / "train.csv", sentiment_rows(40, 0))
+    test = write_csv(
+        tmp_path / "test.csv", [r for r in sentiment_rows(30, 1) if r not in sentiment_rows(40, 0)][:10]
     )
     common = dict(
         family="sc", data={"train": train, "test": test}, columns={"text": "sentence", "label": "polarity"}
@@ -329,21 +318,10 @@ BAD = [
 ]
 
 
-def _sentiment_files(tmp_path: Path) -> dict:
-    """train.csv and test.csv (disjoint) and the spec fields that read them."""
-    _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
-    _write_csv(tmp_path / "test.csv", [r for r in _sentiment(40, 1) if r not in _sentiment(40, 0)][:10])
-    return {
-        "family": "sc",
-        "data": {"train": "train.csv", "test": "test.csv"},
-        "columns": {"text": "sentence", "label": "polarity"},
-    }
-
-
 @pytest.mark.parametrize(("change", "message"), BAD)
 def test_bad_specs_are_one_line_errors(tmp_path, change, message):
     (tmp_path / "empty.csv").write_text("sentence,polarity\n")
-    spec = {"name": "bad", **_sentiment_files(tmp_path), **change}
+    spec = {"name": "bad", **sentiment_files(tmp_path), **change}
     with pytest.raises(UserError, match=message) as exc:
         task_from_file(_spec(tmp_path, **spec))
     assert "\n" not in str(exc.value) and str(tmp_path / "task.yaml") in str(exc.value)
@@ -355,13 +333,13 @@ def test_a_split_without_the_label_column_is_named(tmp_path, suffix, renamed):
     """Read together, `datasets` gave the test file the train file's columns: a test file without the
     label column was "label 'None' is not in the label set ...; add it to `labels:`" (a wrong fix), one
     naming it otherwise "cannot read the data files: An error occurred while generating the dataset"."""
-    write = _write_csv if suffix == "csv" else _jsonl
+    write = write_csv if suffix == "csv" else _jsonl
     test = [
         {"sentence": r["sentence"], **({"stars": r["polarity"]} if renamed else {})}
-        for r in _sentiment(10, 1)
+        for r in sentiment_rows(10, 1)
     ]
     data = {
-        "train": write(tmp_path / f"train.{suffix}", _sentiment(40, 0)),
+        "train": write(tmp_path / f"train.{suffix}", sentiment_rows(40, 0)),
         "test": write(tmp_path / f"test.{suffix}", test),
     }
     spec = {"name": "bad", "family": "sc", "data": data, "columns": {"text": "sentence", "label": "polarity"}}
@@ -374,7 +352,7 @@ def test_a_split_without_the_label_column_is_named(tmp_path, suffix, renamed):
 
 
 def test_a_missing_field_is_named_not_the_constructors_words(tmp_path):
-    spec = {"name": "bad", **_sentiment_files(tmp_path)}
+    spec = {"name": "bad", **sentiment_files(tmp_path)}
     del spec["data"]
     with pytest.raises(UserError) as exc:
         task_from_file(_spec(tmp_path, **spec))
@@ -382,7 +360,7 @@ def test_a_missing_field_is_named_not_the_constructors_words(tmp_path):
 
 
 def test_a_builtin_name_or_a_repeated_name_is_refused(tmp_path):
-    spec = _sentiment_files(tmp_path)
+    spec = sentiment_files(tmp_path)
     with pytest.raises(UserError, match="'boolq' is a built-in task's name"):
         load_task_files([_spec(tmp_path, file="a.yaml", name="boolq", **spec)])
     (tmp_path / "a.yaml").unlink()
@@ -400,13 +378,13 @@ def test_a_file_task_runs_end_to_end_through_the_cli_cache_and_summary(tmp_path,
 
     rng = random.Random(0)
     rows = [
-        {"sentence": f"{rng.choice(POSITIVE if y else NEGATIVE)} {i}", "polarity": LABELS[y]}
+        {"sentence": f"{rng.choice(POSITIVE if y else NEGATIVE)} {i}", "polarity": SENTIMENT_LABELS[y]}
         for i, y in enumerate(rng.randrange(2) for _ in range(160))
     ]
     folder = tmp_path / "tasks"
     folder.mkdir()
-    _write_csv(folder / "train.csv", rows[:120])
-    _write_csv(folder / "test.csv", rows[120:])
+    write_csv(folder / "train.csv", rows[:120])
+    write_csv(folder / "test.csv", rows[120:])
     spec = {
         "name": "polarity",
         "family": "sc",
@@ -445,7 +423,7 @@ def test_a_file_task_runs_end_to_end_through_the_cli_cache_and_summary(tmp_path,
     monkeypatch.setattr(protocol, "run_one", lambda *a, **k: calls.append(a[4:6]) or real(*a, **k))
     main(argv)  # cached: nothing retrained
     assert calls == []
-    _write_csv(folder / "test.csv", rows[120:150])  # other data: another signature, retrained
+    write_csv(folder / "test.csv", rows[120:150])  # other data: another signature, retrained
     main(argv)
     assert len(calls) == 2 and len((out / "results.jsonl").read_text().splitlines()) == 4
 
@@ -458,8 +436,8 @@ def test_the_worked_example_in_the_docs_loads(tmp_path):
         {"review": f"{e['text']} {i}", "stars": ("bad", "good")[e["label"]]}
         for i, e in enumerate(sc_examples(80, 0))
     ]
-    _write_csv(tmp_path / spec["data"]["train"], rows[:60])
-    _write_csv(tmp_path / spec["data"]["test"], rows[60:])
+    write_csv(tmp_path / spec["data"]["train"], rows[:60])
+    write_csv(tmp_path / spec["data"]["test"], rows[60:])
     (tmp_path / "reviews.yaml").write_text(block)
     task, data = load_task(task_from_file(tmp_path / "reviews.yaml"))
     assert task.name == "reviews" and task.metric == "macro_f1" and task.labels == ("bad", "good")
@@ -480,7 +458,7 @@ def test_task_files_and_tasks_keep_every_value_however_given(tmp_path, monkeypat
     from encoderlab.cli import main
     from encoderlab.eval import commands
 
-    spec = _sentiment_files(tmp_path)
+    spec = sentiment_files(tmp_path)
     a, b = (
         _spec(tmp_path, file="a.yaml", name="first", **spec),
         _spec(tmp_path, file="b.yaml", name="second", **spec),
@@ -509,7 +487,7 @@ def test_a_suite_beside_task_files_keeps_its_tasks_choice_and_its_grid(tmp_path,
     from encoderlab.eval import commands
     from encoderlab.eval.suites import SUITE_GRIDS, SUITES
 
-    a = _spec(tmp_path, file="a.yaml", name="first", **_sentiment_files(tmp_path))
+    a = _spec(tmp_path, file="a.yaml", name="first", **sentiment_files(tmp_path))
     seen = {}
     monkeypatch.setattr(
         commands, "evaluate", lambda model, **kw: seen.update(kw) or SimpleNamespace(tasks={})
@@ -543,9 +521,9 @@ def test_a_suite_beside_task_files_keeps_its_tasks_choice_and_its_grid(tmp_path,
 )
 def test_an_empty_cell_is_named_not_read_as_the_word_none(tmp_path, row, message):
     # was: an empty label became a class called 'None' (inferred labels), an empty text the input "None"
-    files = _sentiment_files(tmp_path)
-    rows = _sentiment(40, 0) + [row]
-    _write_csv(tmp_path / "train.csv", rows)
+    files = sentiment_files(tmp_path)
+    rows = sentiment_rows(40, 0) + [row]
+    write_csv(tmp_path / "train.csv", rows)
     with pytest.raises(UserError, match=message):
         task_from_file(_spec(tmp_path, name="empty", **files))
 
@@ -575,7 +553,7 @@ def test_a_task_files_task_named_in_tasks_says_the_file_runs_whole(tmp_path, cap
     # suite 'pocket'", when `--tasks` named a task of the task file, as a study's `eval.tasks` may
     from encoderlab.cli import main
 
-    a = _spec(tmp_path, file="a.yaml", name="first", **_sentiment_files(tmp_path))
+    a = _spec(tmp_path, file="a.yaml", name="first", **sentiment_files(tmp_path))
     out = tmp_path / "o"
     argv = ["eval", "m", "--task-file", str(a), *suite, "--tasks", "first", "--out", str(out)]
     capsys.readouterr()  # the fixture's CSV writing shows a progress bar

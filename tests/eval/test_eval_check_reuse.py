@@ -12,8 +12,7 @@ import shutil
 import huggingface_hub
 import pytest
 from huggingface_hub import constants
-from tests.eval.fixtures import model_folder, run_cli, write_task_file
-from tests.eval.test_custom_tasks import _sentiment_files
+from tests.eval.fixtures import model_folder, run_cli, sentiment_files, write_task_file
 
 from encoderlab.data.hub import HUB_MODELS_ENV
 
@@ -23,7 +22,7 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 def _task(tmp_path):
-    spec = {**_sentiment_files(tmp_path), "max_length": 32}
+    spec = {**sentiment_files(tmp_path), "max_length": 32}
     spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
     return write_task_file(tmp_path, name="mine", **spec)
 

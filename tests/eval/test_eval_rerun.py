@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.eval.fixtures import model_folder, run_cli, write_task_file
-from tests.eval.test_custom_tasks import _sentiment_files
+from tests.eval.fixtures import model_folder, run_cli, sentiment_files, write_task_file
 
 from encoderlab.eval.tasks import TASKS
 
@@ -21,7 +20,7 @@ def _cells(out) -> list[tuple]:
 
 
 def test_a_rerun_says_which_runs_it_reuses_and_which_task_changed(tmp_path, capsys):
-    spec = {**_sentiment_files(tmp_path), "max_length": 32, "finetune": {"max_steps": 2, "batch_size": 8}}
+    spec = {**sentiment_files(tmp_path), "max_length": 32, "finetune": {"max_steps": 2, "batch_size": 8}}
     spec["finetune"]["micro_batch_size"] = 8
     task = write_task_file(tmp_path, name="mine", **spec)
     out = tmp_path / "e"
@@ -55,7 +54,7 @@ def test_a_rerun_says_which_runs_it_reuses_and_which_task_changed(tmp_path, caps
 def test_a_call_with_another_task_file_says_the_earlier_one_leaves_the_summary(tmp_path, capsys):
     """Built-in tasks evaluated earlier into --out stay in its summary; a task file's cannot (its spec is
     not known without the file), and its results left summary.md without a word."""
-    spec = {**_sentiment_files(tmp_path), "max_length": 32}
+    spec = {**sentiment_files(tmp_path), "max_length": 32}
     spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
     first = write_task_file(tmp_path, "a.yaml", name="first", **spec)
     second = write_task_file(tmp_path, "b.yaml", name="second", **spec)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from tests.eval import hub_fixtures as hub
 from tests.eval.fixtures import write_task_file
-from tests.eval.test_hub_csv_snapshot import COMMIT, _cached, cache  # noqa: F401
+from tests.eval.hub_snapshot_fixtures import SERVED_COMMIT, cache, cache_snapshot  # noqa: F401
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.custom import task_from_file
@@ -25,7 +25,7 @@ def _glue_in_cache(tmp_path, cache) -> None:
     """nyu-mll/glue fetched whole into the hub cache (every file of the repo in its snapshot)."""
     folder = hub.glue(tmp_path / "served")
     names = [f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()]
-    _cached(cache, "nyu-mll/glue", folder, names)
+    cache_snapshot(cache, "nyu-mll/glue", folder, names)
 
 
 @pytest.mark.parametrize(("config", "said"), [(None, "none was named"), ("sst-2", "no config 'sst-2'")])
@@ -72,7 +72,7 @@ def test_a_revision_the_hub_cache_lacks_offline_names_what_it_holds_and_the_down
         "online (hf download --repo-type dataset --revision v2 nyu-mll/glue), or, in a task file, pin one it "
         "holds (data.revision: main)"
     )
-    for held in ("main", COMMIT):
+    for held in ("main", SERVED_COMMIT):
         spec = write_task_file(tmp_path, "sst2.yaml", **fields, data={**data, "revision": held})
         assert task_from_file(spec).options.labels == ("negative", "positive")
 

@@ -12,97 +12,41 @@ Nothing downloads."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-import types
 from pathlib import Path
 
 import datasets
-import datasets.download.download_manager as download_manager
 import datasets.load
 import huggingface_hub
 import huggingface_hub._snapshot_download
 import pytest
 from datasets import Dataset
-from datasets.data_files import DataFilesDict, DataFilesList, DataFilesPatternsDict
-from huggingface_hub import HfApi, constants
-from huggingface_hub.errors import RemoteEntryNotFoundError
-from huggingface_hub.hf_api import DatasetInfo, RepoFile
 from tests.eval import hub_fixtures as hub
+from tests.eval import hub_snapshot_fixtures
+from tests.eval.hub_snapshot_fixtures import (
+    QRELS,
+    REAL_FACTORY,
+    SERVED_COMMIT,
+    cache_snapshot,
+    dataset_storage,
+    hub_online,
+    hub_unreachable,
+    local_only,
+    qrels_repo,
+)
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
-QRELS = "BeIR/msmarco-qrels"
-REAL_FACTORY = datasets.load.dataset_module_factory
-
-
-def _local_only(factory):
-    def local(path, *args, **kwargs):
-        assert Path(path).is_dir(), f"resolved {path} on the hub"
-        return factory(path, *args, **kwargs)
-
-    return local
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    """An empty hub cache, `datasets` cache and ENCODERLAB_HOME of the test's own, no mirror, the hub
-    offline."""
-    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
-    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "encoderlab-home"))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    return tmp_path / "hub-cache"
-
-
-def _storage(cache: Path, repo: str) -> Path:
-    return cache / ("datasets--" + repo.replace("/", "--"))
-
-
-def blob_id(data: bytes) -> str:
-    """A file's git blob sha1, as the hub lists it (`blob_id`)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def write_tree(storage: Path, commit: str, files: dict[str, bytes]) -> None:
-    """The repo's file list at `commit` (`files`: every file of the repo, path -> bytes), as
-    `snapshot_download` (so `hf download`) caches it before fetching: `trees/COMMIT.json` as
-    `huggingface_hub._tree_cache.write_tree_cache` writes it."""
-    listing = {name: {"size": len(files[name]), "blob_id": blob_id(files[name])} for name in sorted(files)}
-    (storage / "trees").mkdir(parents=True, exist_ok=True)
-    (storage / "trees" / f"{commit}.json").write_text(
-        json.dumps({"format_version": 1, "files": listing}, indent=1)
-    )
-
-
-def _cached(cache: Path, repo: str, folder: Path, names: list[str]) -> None:
-    """What `hf download --repo-type dataset REPO` (or `--include` of `names`) left in the hub cache:
-    the files `names` of the repo `folder`, refs/main, and the repo's file list (`write_tree`)."""
-    snapshot = _storage(cache, repo) / "snapshots" / COMMIT
-    for name in names:
-        (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(folder / name, snapshot / name)
-    (_storage(cache, repo) / "refs").mkdir(parents=True, exist_ok=True)
-    (_storage(cache, repo) / "refs" / "main").write_text(COMMIT)
-    files = {f.relative_to(folder).as_posix(): f.read_bytes() for f in folder.rglob("*") if f.is_file()}
-    write_tree(_storage(cache, repo), COMMIT, files)
-
-
-def _qrels_repo(root: Path) -> Path:
-    """BeIR/msmarco-qrels (train.tsv, dev.tsv, test.tsv: query-id, corpus-id, score), ids zero-padded."""
-    triples = {s: [(f"00{i}", f"0{1000 + i}", i % 2) for i in range(4)] for s in ("train", "dev", "test")}
-    return hub._qrels(root, QRELS, triples)
+cache = hub_snapshot_fixtures.cache  # the fixture: an empty hub cache of the test's own, offline
 
 
 def test_qrels_an_earlier_run_cached_are_read_offline_as_written(tmp_path, cache):
     # was: offline, `datasets` looked for a copy it had prepared and found none ("Couldn't reach
     # 'BeIR/msmarco-qrels' on the Hub"), although the hub cache held the TSV files
-    folder = _qrels_repo(tmp_path / "served")
-    _cached(cache, QRELS, folder, ["train.tsv", "dev.tsv", "test.tsv"])
+    folder = qrels_repo(tmp_path / "served")
+    cache_snapshot(cache, QRELS, folder, ["train.tsv", "dev.tsv", "test.tsv"])
     ds = load_hub(HubSource(QRELS))
     assert sorted(ds) == ["test", "train", "validation"]
     assert ds["validation"]["query-id"] == ["000", "001", "002", "003"]  # as written: not 0, 1, 2, 3
@@ -122,74 +66,6 @@ def test_offline_without_a_cached_snapshot_is_one_line_naming_the_download(tmp_p
     assert str(err.value).endswith("or set ENCODERLAB_HUB_DATA=DIR to read a local mirror")
 
 
-def _online(monkeypatch, cache: Path, repo: str, folder: Path) -> dict[str, list]:
-    """The hub serving `folder` as the dataset repo `repo` at COMMIT: what was fetched, by whom."""
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
-    base = f"hf://datasets/{repo}@{COMMIT}"
-    real_factory, real_cached = datasets.load.dataset_module_factory, download_manager.cached_path
-    fetched: dict[str, list] = {"resolved": [], "hf_hub_download": [], "cached_path": []}
-
-    def as_urls(local: DataFilesDict | DataFilesPatternsDict) -> DataFilesDict:
-        if isinstance(local, DataFilesPatternsDict):  # a card's `configs`: resolved as on the hub
-            local = local.resolve(str(folder))
-        return DataFilesDict(
-            {
-                s: DataFilesList([f.replace(str(folder), base) for f in fs], fs.origin_metadata)
-                for s, fs in local.items()
-            }
-        )
-
-    def factory(path, *args, **kwargs):
-        if path != repo:
-            return real_factory(path, *args, **kwargs)
-        fetched["resolved"].append("dataset_module_factory")  # `datasets`' one resolution
-        kwargs.pop("revision", None)
-        module = real_factory(str(folder), *args, **kwargs)
-        if "data_files" in module.builder_kwargs:
-            module.builder_kwargs["data_files"] = as_urls(module.builder_kwargs["data_files"])
-        for config in module.builder_configs_parameters.builder_configs or ():
-            config.data_files = as_urls(config.data_files)
-        module.builder_kwargs.update(base_path=base, repo_id=repo)
-        (_storage(cache, repo) / "refs").mkdir(parents=True, exist_ok=True)
-        (_storage(cache, repo) / "refs" / "main").write_text(COMMIT)
-        return module
-
-    def hf_hub_download(repo_id, filename, *, repo_type=None, revision=None, **kwargs):
-        assert (repo_id, repo_type, revision) == (repo, "dataset", COMMIT)
-        fetched["hf_hub_download"].append(filename)
-        if not (folder / filename).is_file():
-            raise RemoteEntryNotFoundError("404", response=types.SimpleNamespace(headers={}, request=None))
-        target = _storage(cache, repo) / "snapshots" / COMMIT / filename
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(folder / filename, target)
-        return str(target)
-
-    def metadata(name):  # a resolution of the repo's metadata, as the hub answers it
-        def call(self, repo_id, *args, **kwargs):
-            fetched["resolved"].append(name)
-            files = [f.relative_to(folder).as_posix() for f in sorted(folder.rglob("*")) if f.is_file()]
-            if name == "list_repo_tree":
-                return [RepoFile(path=f, size=(folder / f).stat().st_size, oid="0" * 40) for f in files]
-            return DatasetInfo(id=repo_id, sha=COMMIT, siblings=[{"rfilename": f} for f in files])
-
-        return call
-
-    for name in ("repo_info", "dataset_info", "list_repo_tree"):
-        monkeypatch.setattr(HfApi, name, metadata(name))
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hf_hub_download)
-    monkeypatch.setattr(huggingface_hub._snapshot_download, "hf_hub_download", hf_hub_download)
-
-    def cached_path(url, *args, **kwargs):
-        if not str(url).startswith(base + "/"):
-            return real_cached(url, *args, **kwargs)
-        fetched["cached_path"].append(str(url)[len(base) + 1 :])
-        return str(folder / str(url)[len(base) + 1 :])
-
-    monkeypatch.setattr(datasets.load, "dataset_module_factory", factory)
-    monkeypatch.setattr(download_manager, "cached_path", cached_path)
-    return fetched
-
-
 def test_a_hub_csv_is_fetched_into_the_hub_cache_and_read_as_written_then_offline(
     tmp_path, cache, monkeypatch, capfd
 ):
@@ -199,7 +75,7 @@ def test_a_hub_csv_is_fetched_into_the_hub_cache_and_read_as_written_then_offlin
     folder.mkdir(parents=True)
     (folder / "train.csv").write_text("review,stars\n00123,N/A\nfine film,0123\n")
     (folder / "test.csv").write_text("review,stars\nNULL,00123\n")
-    fetched = _online(monkeypatch, cache, "me/reviews", folder)
+    fetched = hub_online(monkeypatch, cache, "me/reviews", folder)
     ds = load_hub(HubSource("me/reviews"))
     assert ds["train"]["review"] == ["00123", "fine film"] and ds["train"]["stars"] == ["N/A", "0123"]
     assert ds["test"]["review"] == ["NULL"]
@@ -210,7 +86,7 @@ def test_a_hub_csv_is_fetched_into_the_hub_cache_and_read_as_written_then_offlin
     }
     assert "Generating train split" in capfd.readouterr().err  # `datasets`' progress bars stay
     # offline, the real snapshot_download finds what the first load fetched; nothing resolves on the hub
-    monkeypatch.setattr(datasets.load, "dataset_module_factory", _local_only(REAL_FACTORY))
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", local_only(REAL_FACTORY))
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     assert load_hub(HubSource("me/reviews"))["train"]["review"] == ["00123", "fine film"]
 
@@ -233,7 +109,7 @@ def test_a_snapshot_whose_fetch_was_cut_short_is_refused_offline_not_read_short(
     (folder / "README.md").write_text(SHARDED_CARD)
     (folder / "data" / "train-00000-of-00002.csv").write_text("review,stars\nfine,1\nbad,0\n")
     (folder / "data" / "train-00001-of-00002.csv").write_text("review,stars\nok,1\n")
-    fetched = _online(monkeypatch, cache, "me/shards", folder)
+    fetched = hub_online(monkeypatch, cache, "me/shards", folder)
     fetch = huggingface_hub.hf_hub_download
 
     def cut_short(repo_id, filename, **kwargs):
@@ -245,21 +121,21 @@ def test_a_snapshot_whose_fetch_was_cut_short_is_refused_offline_not_read_short(
     monkeypatch.setattr(huggingface_hub._snapshot_download, "hf_hub_download", cut_short)
     with pytest.raises(KeyboardInterrupt):
         load_hub(HubSource("me/shards"))
-    monkeypatch.setattr(datasets.load, "dataset_module_factory", _local_only(REAL_FACTORY))
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", local_only(REAL_FACTORY))
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/shards"))
-    snapshot = _storage(cache, "me/shards") / "snapshots" / COMMIT
+    snapshot = dataset_storage(cache, "me/shards") / "snapshots" / SERVED_COMMIT
     assert str(err.value) == (
         f"cannot load me/shards from the hub cache: its snapshot {snapshot} lacks "
         "data/train-00001-of-00002.csv of the files the dataset was fetched with (a download cut short, or "
         "one of some files only), so its splits would miss rows; run once with the hub reachable "
-        f"(HF_HUB_OFFLINE unset), or `hf download --repo-type dataset --revision {COMMIT} me/shards`"
+        f"(HF_HUB_OFFLINE unset), or `hf download --repo-type dataset --revision {SERVED_COMMIT} me/shards`"
     )
     # the fix the line names: one load with the hub reachable fetches the rest, then offline reads it all
-    _online(monkeypatch, cache, "me/shards", folder)
+    hub_online(monkeypatch, cache, "me/shards", folder)
     assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
-    monkeypatch.setattr(datasets.load, "dataset_module_factory", _local_only(REAL_FACTORY))
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", local_only(REAL_FACTORY))
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
     assert fetched["resolved"] == ["dataset_module_factory"]  # the hub's metadata once per online load
@@ -283,9 +159,9 @@ def test_a_damaged_snapshot_record_is_one_line_whose_fix_reads_the_dataset_whole
     # folder in its place was "[Errno 21] Is a directory ...; check the name and your connection". Then
     # the line said deleting it lost only the check: the snapshot was read as it was, offline, short
     folder = _sharded(tmp_path)
-    _online(monkeypatch, cache, "me/shards", folder)
+    hub_online(monkeypatch, cache, "me/shards", folder)
     load_hub(HubSource("me/shards"))
-    record = tmp_path / "encoderlab-home" / "cache" / "hub-snapshots" / f"me--shards@{COMMIT}.json"
+    record = tmp_path / "encoderlab-home" / "cache" / "hub-snapshots" / f"me--shards@{SERVED_COMMIT}.json"
     record.unlink()
     if damage == "a folder":
         record.mkdir()
@@ -307,10 +183,16 @@ def test_a_damaged_snapshot_record_is_one_line_whose_fix_reads_the_dataset_whole
     # deleted, a snapshot cut short is refused offline, not read short; the load online the line names
     # fetches the rest and records it again
     shutil.rmtree(record) if record.is_dir() else record.unlink()
-    (_storage(cache, "me/shards") / "snapshots" / COMMIT / "data" / "train-00001-of-00002.csv").unlink()
+    (
+        dataset_storage(cache, "me/shards")
+        / "snapshots"
+        / SERVED_COMMIT
+        / "data"
+        / "train-00001-of-00002.csv"
+    ).unlink()
     with pytest.raises(UserError, match="^cannot load me/shards from the hub cache: nothing tells its"):
         load_hub(HubSource("me/shards"))
-    _online(monkeypatch, cache, "me/shards", folder)
+    hub_online(monkeypatch, cache, "me/shards", folder)
     assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
     assert "data/train-00001-of-00002.csv" in record.read_text()
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
@@ -325,7 +207,7 @@ def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, 
         {"default": {"train": ("data/train-00000-of-00001.parquet", rows)}},
         card=False,
     )
-    fetched = _online(monkeypatch, cache, "me/tiny", folder)
+    fetched = hub_online(monkeypatch, cache, "me/tiny", folder)
     assert load_hub(HubSource("me/tiny"))["train"]["text"] == ["00123", "N/A"]
     assert fetched == {
         "resolved": ["dataset_module_factory"],
@@ -334,30 +216,14 @@ def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, 
     }
 
 
-def _unreachable(monkeypatch) -> list[str]:
-    """The hub unreachable without an offline setting: `datasets` resolves a local folder, and a repo id
-    raises ConnectionError, as when it cannot connect; the repo ids it was asked to resolve, in order."""
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
-    tries: list[str] = []
-
-    def unreachable(path, *args, **kwargs):
-        if Path(path).is_dir():
-            return REAL_FACTORY(path, *args, **kwargs)
-        tries.append(path)
-        raise ConnectionError(f"Couldn't reach '{path}' on the Hub (ConnectError)")
-
-    monkeypatch.setattr(datasets.load, "dataset_module_factory", unreachable)
-    return tries
-
-
 def test_an_unreachable_hub_is_tried_once_then_the_hub_cache(tmp_path, cache, monkeypatch):
     # the hub unreachable without an offline setting: `datasets`' resolution fails once, the hub cache
     # is read, and `load_dataset` does not try the hub a second time
-    tries = _unreachable(monkeypatch)
+    tries = hub_unreachable(monkeypatch)
     with pytest.raises(UserError, match=f"cannot load {QRELS} from {QRELS}: Couldn't reach") as err:
         load_hub(HubSource(QRELS))
     assert tries == [QRELS] and "check the name and your connection" in str(err.value)
-    _cached(cache, QRELS, _qrels_repo(tmp_path / "served"), ["train.tsv", "dev.tsv", "test.tsv"])
+    cache_snapshot(cache, QRELS, qrels_repo(tmp_path / "served"), ["train.tsv", "dev.tsv", "test.tsv"])
     assert load_hub(HubSource(QRELS))["validation"]["query-id"] == ["000", "001", "002", "003"]
 
 
@@ -367,8 +233,8 @@ def test_a_malformed_csv_in_the_hub_cache_snapshot_says_so_not_check_your_connec
     folder = tmp_path / "served" / "me" / "reviews"
     folder.mkdir(parents=True)
     (folder / "train.csv").write_text('review,stars\nfine film,1\n"never closed,2\nok,3\n')
-    _cached(cache, "me/reviews", folder, ["train.csv"])
-    snapshot = _storage(cache, "me/reviews") / "snapshots" / COMMIT
+    cache_snapshot(cache, "me/reviews", folder, ["train.csv"])
+    snapshot = dataset_storage(cache, "me/reviews") / "snapshots" / SERVED_COMMIT
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/reviews"))
     line = str(err.value)
@@ -408,12 +274,12 @@ def test_a_hub_cache_snapshot_failing_the_task_file_checks_is_said_malformed_as_
     folder = tmp_path / "served" / "me" / "reviews"
     folder.mkdir(parents=True)
     (folder / name).write_bytes(text.encode("latin1"))
-    _cached(cache, "me/reviews", folder, [name])
+    cache_snapshot(cache, "me/reviews", folder, [name])
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/reviews"))
     line = str(err.value)
     assert line.startswith("cannot load me/reviews") and "\n" not in line and problem in line
-    assert str(_storage(cache, "me/reviews") / "snapshots" / COMMIT) in line
+    assert str(dataset_storage(cache, "me/reviews") / "snapshots" / SERVED_COMMIT) in line
     assert own_fix not in line and line.endswith(SNAPSHOT_FIX)
 
 
@@ -424,7 +290,7 @@ def test_an_empty_json_file_of_a_hub_dataset_names_no_mirror(tmp_path, cache, mo
     folder.mkdir(parents=True)
     (folder / "train.jsonl").write_text("")
     (folder / "test.jsonl").write_text('{"text": "a", "label": 0}\n')
-    _online(monkeypatch, cache, "me/notes", folder)
+    hub_online(monkeypatch, cache, "me/notes", folder)
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/notes"))
     assert str(err.value) == (

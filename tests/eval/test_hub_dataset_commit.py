@@ -14,7 +14,14 @@ from datasets import Dataset
 from tests.eval import hub_fixtures as hub
 from tests.eval.conftest import sc_examples
 from tests.eval.fixtures import model_folder, write_task_file
-from tests.eval.test_hub_csv_snapshot import COMMIT, QRELS, _cached, _online, _qrels_repo, cache  # noqa: F401
+from tests.eval.hub_snapshot_fixtures import (  # noqa: F401
+    QRELS,
+    SERVED_COMMIT,
+    cache,
+    cache_snapshot,
+    hub_online,
+    qrels_repo,
+)
 from tests.reliability.test_hostile_inputs import cli
 
 from encoderlab.eval.spec import HubRepo
@@ -31,10 +38,10 @@ def _fresh_reads(monkeypatch):
 
 
 def test_a_hub_cache_snapshot_read_offline_records_its_commit(tmp_path, cache):
-    _cached(cache, QRELS, _qrels_repo(tmp_path / "served"), ["train.tsv", "dev.tsv", "test.tsv"])
+    cache_snapshot(cache, QRELS, qrels_repo(tmp_path / "served"), ["train.tsv", "dev.tsv", "test.tsv"])
     load_hub(HubSource(QRELS))
     assert hubcommits.commits_read([HubRepo(QRELS), HubRepo("other/repo")]) == (
-        HubRead(QRELS, None, COMMIT),
+        HubRead(QRELS, None, SERVED_COMMIT),
         HubRead("other/repo", None, None),  # not read: no commit
     )
 
@@ -43,23 +50,23 @@ def test_a_dataset_datasets_resolved_on_the_hub_records_the_commit_of_its_files(
     rows = Dataset.from_dict({"text": ["a", "b"], "label": [0, 1]})
     splits = {"default": {"train": ("data/train-00000-of-00001.parquet", rows)}}
     folder = hub.write_repo(tmp_path / "served", "me/tiny", splits, card=False)
-    _online(monkeypatch, cache, "me/tiny", folder)
+    hub_online(monkeypatch, cache, "me/tiny", folder)
     load_hub(HubSource("me/tiny"))
-    assert hubcommits.commits_read([HubRepo("me/tiny")]) == (HubRead("me/tiny", None, COMMIT),)
+    assert hubcommits.commits_read([HubRepo("me/tiny")]) == (HubRead("me/tiny", None, SERVED_COMMIT),)
 
 
 @pytest.mark.parametrize("recorded", [True, False], ids=["downloaded", "copied"])
 def test_a_mirror_records_the_commit_its_download_records_name(tmp_path, cache, monkeypatch, recorded):
-    """A mirror written by `hf download --revision COMMIT --local-dir`: the commit its records name for every
+    """A mirror written by `hf download --revision SERVED_COMMIT --local-dir`: the commit its records name for every
     file; one copied in without them: none (not known, so not recorded)."""
-    from tests.data.test_hubmodels import _record
+    from tests.data.hub_cache_fixtures import download_record
 
-    folder = _qrels_repo(tmp_path / "mirror")
+    folder = qrels_repo(tmp_path / "mirror")
     for name in ("train.tsv", "dev.tsv", "test.tsv") if recorded else ():
-        _record(folder, name, COMMIT)
+        download_record(folder, name, SERVED_COMMIT)
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "mirror"))
     load_hub(HubSource(QRELS))
-    commit = COMMIT if recorded else None
+    commit = SERVED_COMMIT if recorded else None
     assert hubcommits.commits_read([HubRepo(QRELS)]) == (HubRead(QRELS, None, commit),)
 
 
@@ -76,7 +83,7 @@ def test_an_eval_of_a_task_reading_a_hub_dataset_records_the_commit_read(tmp_pat
     for k, (split, n) in enumerate((("train", 32), ("validation", 16), ("test", 16))):
         (served / f"{split}.csv").write_text(_csv(sc_examples(n, k)))
         names.append(f"{split}.csv")
-    _cached(cache, "me/mood", served, names)
+    cache_snapshot(cache, "me/mood", served, names)
     spec = {
         "name": "mood",
         "family": "sc",
@@ -90,7 +97,7 @@ def test_an_eval_of_a_task_reading_a_hub_dataset_records_the_commit_read(tmp_pat
     assert code == 0, err
     records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert [r["hub_datasets"] for r in records] == [
-        [{"hub_id": "me/mood", "revision": None, "commit": COMMIT}]
+        [{"hub_id": "me/mood", "revision": None, "commit": SERVED_COMMIT}]
     ]
 
 
@@ -103,8 +110,8 @@ def _line(**fields) -> dict:
     ("written", "read"),
     [
         (
-            {"hub_datasets": [{"hub_id": "me/mood", "revision": "v1", "commit": COMMIT}]},
-            (HubRead("me/mood", "v1", COMMIT),),
+            {"hub_datasets": [{"hub_id": "me/mood", "revision": "v1", "commit": SERVED_COMMIT}]},
+            (HubRead("me/mood", "v1", SERVED_COMMIT),),
         ),
         ({"hub_datasets": []}, ()),  # a task that read no hub dataset
         ({}, None),  # a record from before they were recorded: not recorded, not "none read"

@@ -7,15 +7,15 @@ one the installed `datasets` infers from a folder of the same files."""
 from __future__ import annotations
 
 import pytest
-from tests.eval import test_hub_csv_snapshot
-from tests.eval.test_hub_snapshot_tree import _downloaded
+from tests.eval import hub_snapshot_fixtures
+from tests.eval.hub_snapshot_fixtures import downloaded_snapshot
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks import hubtree
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 from encoderlab.eval.tasks.hubtree import ARCHIVE, BUILDER_EXTENSIONS, listed_files
 
-cache = test_hub_csv_snapshot.cache  # the fixture: an empty hub cache of the test's own, offline
+cache = hub_snapshot_fixtures.cache  # the fixture: an empty hub cache of the test's own, offline
 
 
 def _private(name: str):
@@ -78,7 +78,7 @@ def test_the_kind_inferred_from_a_repos_file_list_is_the_one_datasets_infers(nam
     for name in names:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text("")
-    snapshot = _downloaded(cache, "me/files", dict.fromkeys(names, ""), [])
+    snapshot = downloaded_snapshot(cache, "me/files", dict.fromkeys(names, ""), [])
     listed = listed_files("me/files", {}, snapshot)
     assert listed is not None and listed.kind == _inferred_by_datasets(datasets, folder)
 
@@ -87,7 +87,7 @@ def test_a_snapshot_of_a_repo_of_mixed_case_images_and_a_csv_file_is_read_as_csv
     # was: refused as a repo of `datasets`' imagefolder builder (`hub-snapshot-kind-unread`), `a.Png`
     # counted as an image; `datasets` drops such files and reads the repo as CSV
     files = {"a.Png": "x", "b.Png": "y", "c.Png": "z", "x.csv": "review\nfine\n"}
-    _downloaded(cache, "me/mixed", files, ["x.csv"])
+    downloaded_snapshot(cache, "me/mixed", files, ["x.csv"])
     assert load_hub(HubSource("me/mixed"))["train"]["review"] == ["fine"]
 
 
@@ -110,7 +110,7 @@ def test_a_datasets_lacking_a_function_hubtree_reads_is_one_line(where, cache, m
     # the functions it does not export (`hubtree.DatasetsInternals`)
     datasets = pytest.importorskip("datasets")
     files = {"train/a.csv": "review\nfine\n"}
-    _downloaded(cache, "me/files", files, list(files))  # listed, so read offline through hubtree
+    downloaded_snapshot(cache, "me/files", files, list(files))  # listed, so read offline through hubtree
     monkeypatch.setitem(hubtree.WHERE, "infer_module_for_data_files", where)
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/files"))

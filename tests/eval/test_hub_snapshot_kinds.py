@@ -2,9 +2,9 @@
 into the hub cache, read offline from that snapshot as a mirror is, with the splits, features and rows
 an online load gives (`hub._cached_snapshot`, `SNAPSHOT_KINDS`).
 
-The hub cache is written as `snapshot_download` leaves it (`test_hub_csv_snapshot._cached`: the files,
+The hub cache is written as `snapshot_download` leaves it (`hub_snapshot_fixtures.cache_snapshot`: the files,
 refs/main and the repo's file list, trees/COMMIT.json); the online load is the simulated hub of
-`test_hub_csv_snapshot._online`, into a `datasets` cache of its own (so the offline load cannot read a
+`hub_snapshot_fixtures.hub_online`, into a `datasets` cache of its own (so the offline load cannot read a
 copy `datasets` prepared online). Nothing downloads."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import datasets
 import pytest
 from datasets import ClassLabel, Dataset, Features, List, Value
 from tests.eval import hub_fixtures as hub
-from tests.eval import test_hub_csv_snapshot
-from tests.eval.test_hub_csv_snapshot import REAL_FACTORY, _cached, _local_only, _online
+from tests.eval import hub_snapshot_fixtures
+from tests.eval.hub_snapshot_fixtures import REAL_FACTORY, cache_snapshot, hub_online, local_only
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 
-cache = test_hub_csv_snapshot.cache  # the fixture: an empty hub cache of the test's own, offline
+cache = hub_snapshot_fixtures.cache  # the fixture: an empty hub cache of the test's own, offline
 FEATURES = Features(
     {
         "text": Value("string"),
@@ -89,7 +89,7 @@ def _online_load(tmp_path, monkeypatch, repo, folder):
     """What a load with the hub reachable gives, prepared in a `datasets` cache of its own."""
     with monkeypatch.context() as online:
         online.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "online-cache"))
-        fetched = _online(online, tmp_path / "online-hub-cache", repo, folder)
+        fetched = hub_online(online, tmp_path / "online-hub-cache", repo, folder)
         ds = load_hub(HubSource(repo))
     assert fetched["resolved"] == ["dataset_module_factory"]  # it was the simulated hub's load
     return ds
@@ -111,8 +111,10 @@ def test_a_snapshot_hf_download_fetched_whole_is_read_offline_as_online(
     # prepared before: "check the name and your connection", although every file was on disk
     folder = write(tmp_path / "served")
     online = _online_load(tmp_path, monkeypatch, repo, folder)
-    _cached(cache, repo, folder, [f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()])
-    monkeypatch.setattr(datasets.load, "dataset_module_factory", _local_only(REAL_FACTORY))
+    cache_snapshot(
+        cache, repo, folder, [f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()]
+    )
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", local_only(REAL_FACTORY))
     offline = load_hub(HubSource(repo))
     assert sorted(offline) == sorted(online) == ["test", "train"]
     for split in online:
@@ -125,6 +127,6 @@ def test_a_snapshot_hf_download_fetched_whole_is_read_offline_as_online(
 
 def test_an_incomplete_parquet_snapshot_is_still_refused(tmp_path, cache):
     folder = _parquet_repo(tmp_path / "served")
-    _cached(cache, "me/parquet", folder, ["README.md", "data/train-00000-of-00001.parquet"])
+    cache_snapshot(cache, "me/parquet", folder, ["README.md", "data/train-00000-of-00001.parquet"])
     with pytest.raises(UserError, match="lacks data/test-00000-of-00001.parquet of the files the repo's"):
         load_hub(HubSource("me/parquet"))

@@ -10,18 +10,20 @@ symlink to its blob, and `trees/COMMIT.json`, `{"format_version": 1, "files": {p
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from tests.eval import test_hub_csv_snapshot
-from tests.eval.test_hub_csv_snapshot import blob_id, write_tree
+from tests.eval import hub_snapshot_fixtures
+from tests.eval.hub_snapshot_fixtures import (
+    TREE_COMMIT,
+    downloaded_snapshot,
+    unchecked_line,
+)
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 
-cache = test_hub_csv_snapshot.cache  # the fixture: an empty hub cache of the test's own, offline
-COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
+cache = hub_snapshot_fixtures.cache  # the fixture: an empty hub cache of the test's own, offline
 SHARD = "review,stars\n{}\n"
 TWO_CONFIGS = """---
 configs:
@@ -35,7 +37,7 @@ configs:
     path: b/train-*.csv
 ---
 """
-REPO = {  # the repo at COMMIT: a card of two configs, each of two shards, and files no config reads
+REPO = {  # the repo at TREE_COMMIT: a card of two configs, each of two shards, and files no config reads
     "README.md": TWO_CONFIGS,
     ".gitattributes": "*.parquet filter=lfs\n",
     "a/train-00000-of-00002.csv": SHARD.format("a0,1"),
@@ -51,58 +53,26 @@ NO_CARD = {  # a repo without a card: `datasets` infers its splits from the file
 }
 
 
-def _downloaded(cache: Path, repo: str, files: dict[str, str], fetched: list[str], tree: bool = True) -> Path:
-    """What `hf download --repo-type dataset REPO [--include ...]` leaves of the repo `files` at COMMIT,
-    the files `fetched` in its snapshot (and, with `tree`, the repo's whole list in trees/); the
-    snapshot folder."""
-    storage = cache / ("datasets--" + repo.replace("/", "--"))
-    snapshot = storage / "snapshots" / COMMIT
-    for name in fetched:
-        data = files[name].encode()
-        blob = storage / "blobs" / blob_id(data)
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        blob.write_bytes(data)
-        (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
-        (snapshot / name).symlink_to(os.path.relpath(blob, (snapshot / name).parent))
-    (storage / "refs").mkdir(parents=True, exist_ok=True)
-    (storage / "refs" / "main").write_text(COMMIT)
-    if tree:
-        write_tree(storage, COMMIT, {name: text.encode() for name, text in files.items()})
-    return snapshot
-
-
 def _line(snapshot: Path, repo: str, source: str, missing: str) -> str:
-    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
+    listed = snapshot.parents[1] / "trees" / f"{TREE_COMMIT}.json"
     return (
         f"cannot load {source} from the hub cache: its snapshot {snapshot} lacks {missing} of the files "
         f"the repo's file list ({listed}) names for it (a download cut short, or one of some files only), "
         "so its splits would miss rows; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset --revision {COMMIT} {repo}`"
-    )
-
-
-def _unchecked_line(snapshot: Path, repo: str) -> str:
-    """The line for `repo`'s `snapshot` that nothing tells complete (`hubcomplete.unchecked`)."""
-    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
-    return (
-        f"cannot load {repo} from the hub cache: nothing tells its snapshot {snapshot} complete "
-        "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
-        f"of the repo at that commit, {listed}), so a download cut short would give splits missing rows, "
-        "unseen; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset --revision {COMMIT} {repo}`"
+        f"`hf download --repo-type dataset --revision {TREE_COMMIT} {repo}`"
     )
 
 
 def test_a_snapshot_of_some_files_only_is_refused_offline_naming_those_the_repo_lists(cache):
     # was: `hf download --include "data/train-00000*"` (or one cut short) left one shard of two, and
     # offline the train split was read with the first shard's rows only, silently
-    snapshot = _downloaded(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"])
+    snapshot = downloaded_snapshot(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"])
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/nocard"))
     missing = "data/test-00000-of-00001.csv, data/train-00001-of-00002.csv"
     assert str(err.value) == _line(snapshot, "me/nocard", "me/nocard", missing)
     # the fix the line names (`hf download` of that commit fills the snapshot): read whole
-    _downloaded(
+    downloaded_snapshot(
         cache, "me/nocard", NO_CARD, ["data/train-00001-of-00002.csv", "data/test-00000-of-00001.csv"]
     )
     ds = load_hub(HubSource("me/nocard"))
@@ -113,20 +83,20 @@ def test_a_config_never_fetched_beside_one_that_was_is_refused_not_read_short(ca
     # was: config a downloaded whole and config b's first shard only (`--include "a/*" "b/*00000*"`):
     # b was read offline with half its rows
     fetched = ["README.md", *(f for f in REPO if f.startswith("a/")), "b/train-00000-of-00002.csv"]
-    snapshot = _downloaded(cache, "me/configs", REPO, fetched)
+    snapshot = downloaded_snapshot(cache, "me/configs", REPO, fetched)
     assert load_hub(HubSource("me/configs", "a"))["train"]["review"] == ["a0", "a1"]
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/configs", "b"))
     expected = _line(snapshot, "me/configs", "me/configs (config b)", "b/train-00001-of-00002.csv")
     assert str(err.value) == expected
     # files no config of it reads (.gitattributes, notes/about.json) are not asked for
-    _downloaded(cache, "me/configs", REPO, ["b/train-00001-of-00002.csv"])
+    downloaded_snapshot(cache, "me/configs", REPO, ["b/train-00001-of-00002.csv"])
     assert load_hub(HubSource("me/configs", "b"))["train"]["review"] == ["b0", "b1"]
 
 
 def test_data_files_patterns_are_matched_against_the_list(cache):
     source = HubSource("me/configs", data_files=(("train", "b/*.csv"),))
-    snapshot = _downloaded(cache, "me/configs", REPO, ["README.md", "b/train-00001-of-00002.csv"])
+    snapshot = downloaded_snapshot(cache, "me/configs", REPO, ["README.md", "b/train-00001-of-00002.csv"])
     with pytest.raises(UserError) as err:
         load_hub(source)
     assert str(err.value) == _line(snapshot, "me/configs", source.describe(), "b/train-00000-of-00002.csv")
@@ -158,7 +128,7 @@ def test_a_config_of_other_or_mixed_file_kinds_is_checked_against_the_list(cache
     files = {"README.md": MIXED_CARD, ".gitattributes": "*.parquet filter=lfs\n"}
     shards = [f"data/train-{i:05d}-of-00002.{kind}" for i, kind in enumerate(kinds)]
     files |= {name: SHARD.format(f"r{i},1") for i, name in enumerate(shards)}
-    snapshot = _downloaded(cache, "me/kinds", files, ["README.md", fetched])
+    snapshot = downloaded_snapshot(cache, "me/kinds", files, ["README.md", fetched])
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/kinds"))
     missing = next(name for name in shards if name != fetched)
@@ -171,7 +141,7 @@ def test_a_repo_without_configs_is_checked_for_the_kind_datasets_reads_of_it(cac
     # was read from the hub cache as CSV, where the repo is read as parquet
     kinds = ("csv", "parquet")
     both = {f"data/{split}.{kind}": SHARD.format("x,1") for split in ("train", "test") for kind in kinds}
-    snapshot = _downloaded(cache, "me/both", both, ["data/train.csv", "data/test.csv"])
+    snapshot = downloaded_snapshot(cache, "me/both", both, ["data/train.csv", "data/test.csv"])
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/both"))
     assert str(err.value) == _line(snapshot, "me/both", "me/both", "data/test.parquet, data/train.parquet")
@@ -181,11 +151,11 @@ def test_a_snapshot_neither_fetched_by_encoderlab_nor_listed_is_refused_offline_
     # was: read as it was. `hf_hub_download` (as `datasets` fetches a dataset's files, or `hf download
     # REPO FILE` of one file) writes no trees/COMMIT.json, and encoderlab recorded no fetch: a download
     # cut short after the first train shard gave its rows only, silently
-    snapshot = _downloaded(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"], tree=False)
+    snapshot = downloaded_snapshot(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"], tree=False)
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/nocard"))
-    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
-    assert str(err.value) == _unchecked_line(snapshot, "me/nocard")
+    listed = snapshot.parents[1] / "trees" / f"{TREE_COMMIT}.json"
+    assert str(err.value) == unchecked_line(snapshot, "me/nocard")
     assert not listed.parent.exists()  # nothing written into the hub cache (huggingface_hub's)
     line = str(err.value)
     listed.parent.mkdir()
@@ -196,7 +166,7 @@ def test_a_snapshot_neither_fetched_by_encoderlab_nor_listed_is_refused_offline_
     # the fix the line names: `hf download` of the repo (`snapshot_download`) caches its file list
     # before it fetches, and the rest: read whole
     rest = ["data/train-00001-of-00002.csv", "data/test-00000-of-00001.csv"]
-    _downloaded(cache, "me/nocard", NO_CARD, rest)
+    downloaded_snapshot(cache, "me/nocard", NO_CARD, rest)
     assert load_hub(HubSource("me/nocard"))["train"]["review"] == ["fine", "bad", "ok"]
 
 
@@ -205,18 +175,18 @@ def test_a_snapshot_lacking_the_card_its_file_list_names_says_so_not_check_your_
     # names: huggingface_hub's `snapshot_download` raised IncompleteSnapshotError (a
     # LocalEntryNotFoundError), taken for "no snapshot", and `datasets`' offline path ended in "check
     # the name and your connection"
-    snapshot = _downloaded(cache, "me/configs", REPO, [f for f in REPO if f.startswith("a/")])
+    snapshot = downloaded_snapshot(cache, "me/configs", REPO, [f for f in REPO if f.startswith("a/")])
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/configs", "a"))
-    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
+    listed = snapshot.parents[1] / "trees" / f"{TREE_COMMIT}.json"
     assert str(err.value) == (
         f"cannot load me/configs (config a) from the hub cache: its snapshot {snapshot} lacks README.md "
         f"of the dataset card files the repo's file list ({listed}) names (a download cut short, or one "
         "of some files only), so `datasets` cannot resolve its configs and splits; run once with the hub "
         "reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset --revision {COMMIT} me/configs`"
+        f"`hf download --repo-type dataset --revision {TREE_COMMIT} me/configs`"
     )
-    _downloaded(cache, "me/configs", REPO, ["README.md"])  # the fix the line names
+    downloaded_snapshot(cache, "me/configs", REPO, ["README.md"])  # the fix the line names
     assert load_hub(HubSource("me/configs", "a"))["train"]["review"] == ["a0", "a1"]
 
 
@@ -225,12 +195,12 @@ def test_a_json_snapshot_lacking_the_card_its_file_list_names_is_refused_as_a_cs
     # not read from the hub cache; now one checked complete is (`hubcomplete.SNAPSHOT_KINDS`), so its card is
     # looked for as a CSV snapshot's is
     files = {"README.md": "---\nlicense: mit\n---\n", "data/train.jsonl": '{"review": "fine"}\n'}
-    snapshot = _downloaded(cache, "me/json", files, ["data/train.jsonl"])
+    snapshot = downloaded_snapshot(cache, "me/json", files, ["data/train.jsonl"])
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/json"))
     assert str(err.value).startswith(
         f"cannot load me/json from the hub cache: its snapshot {snapshot} lacks README.md of the dataset "
         "card files the repo's file list"
     )
-    _downloaded(cache, "me/json", files, ["README.md"])  # the fix the line names
+    downloaded_snapshot(cache, "me/json", files, ["README.md"])  # the fix the line names
     assert load_hub(HubSource("me/json"))["train"]["review"] == ["fine"]

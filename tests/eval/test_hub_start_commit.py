@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.data.test_hubmodels import SHA_A, SHA_B, cache_two_commits
+from tests.data.hub_cache_fixtures import SHA_A, SHA_B, cache_two_commits
 from tests.eval.conftest import sc_examples
 from tests.eval.fixtures import model_folder, write_jsonl, write_task_file
 from tests.reliability.test_hostile_inputs import cli

@@ -17,30 +17,16 @@ import dataclasses
 import pytest
 import torch
 from tests.eval.conftest import qa_examples
-from tests.model.model_fixtures import bert_config
+from tests.eval.qa_fixtures import qa_task, tiny_bert_adapter
 
 from encoderlab.eval import qa
 from encoderlab.eval.answer_tagger import AnswerTagger
 from encoderlab.eval.families import ExtractiveQA
 from encoderlab.eval.features import pad_batch
-from encoderlab.eval.spec import QAOptions, Task, TaskData
+from encoderlab.eval.spec import QAOptions, TaskData
 from encoderlab.model.hf_adapters import BertAdapter
 
 MAX_LENGTH, STRIDE = 24, 8
-
-
-def _task(options: QAOptions) -> Task:
-    return Task(name="qa", description="fixture", loader=lambda: None, options=options, metric="f1")
-
-
-def _bert(vocab_size: int) -> BertAdapter:
-    """The model tests' tiny BERT (two token-type rows) over the fixture tokenizer's vocabulary."""
-    from transformers import BertForMaskedLM
-
-    config = bert_config(vocab_size=vocab_size)
-    config._attn_implementation = "sdpa"
-    torch.manual_seed(0)
-    return BertAdapter(BertForMaskedLM(config).eval())
 
 
 def _seen_segments(model: BertAdapter) -> list[torch.Tensor]:
@@ -78,9 +64,9 @@ def test_a_tokenizer_without_token_types_adds_no_segment_ids(tokenizer):
 
 def test_the_span_head_passes_the_segment_ids_to_bert_in_training_and_prediction(bert_tokenizer):
     tokenizer = bert_tokenizer
-    model = _bert(len(tokenizer))
+    model = tiny_bert_adapter(len(tokenizer))
     seen = _seen_segments(model)
-    task = _task(QAOptions(stride=STRIDE))
+    task = qa_task(QAOptions(stride=STRIDE))
     examples = qa_examples(6, 0)
     train = qa.train_features(tokenizer, examples, MAX_LENGTH, STRIDE, "qa")
     module = ExtractiveQA.build(task, model)
@@ -94,9 +80,9 @@ def test_the_span_head_passes_the_segment_ids_to_bert_in_training_and_prediction
 
 def test_the_tagger_head_passes_the_segment_ids_of_a_tokenizer_pair(bert_tokenizer):
     tokenizer = bert_tokenizer
-    model = _bert(len(tokenizer))
+    model = tiny_bert_adapter(len(tokenizer))
     seen = _seen_segments(model)
-    task = dataclasses.replace(_task(QAOptions(head="tagger")), max_length=48, inputs="tokenizer")
+    task = dataclasses.replace(qa_task(QAOptions(head="tagger")), max_length=48, inputs="tokenizer")
     prepared = AnswerTagger.prepare(task, tokenizer, _data(qa_examples(6, 0)))
     module = AnswerTagger.build(task, model)
     with torch.no_grad():
@@ -112,10 +98,10 @@ def test_segment_ids_reach_only_a_model_with_a_segment_table(tokenizer, bert_tok
     refuse them), and BERT given a tokenizer without token types sees segment 0 everywhere."""
     tok = bert_tokenizer if with_types else tokenizer
     train = qa.train_features(tok, qa_examples(6, 0), MAX_LENGTH, STRIDE, "qa")
-    task = _task(QAOptions(stride=STRIDE))
+    task = qa_task(QAOptions(stride=STRIDE))
     with torch.no_grad():
         assert torch.isfinite(ExtractiveQA.loss(ExtractiveQA.build(task, model), train))
-        bert = _bert(len(tokenizer))
+        bert = tiny_bert_adapter(len(tokenizer))
         seen = _seen_segments(bert)
         ExtractiveQA.loss(ExtractiveQA.build(task, bert), train)
     assert int(seen[-1].sum()) > 0 if with_types else not seen[-1].any()

@@ -15,7 +15,7 @@ import dataclasses
 
 import pytest
 from tests.eval.conftest import qa_examples
-from tests.eval.test_qa_segments import _bert, _task
+from tests.eval.qa_fixtures import qa_task, tiny_bert_adapter
 
 from encoderlab.eval.pooling import ModelPooling
 from encoderlab.eval.protocol import RESULTS, EvalModel, ResultsStore, adopt_record, eval_node, takes_segments
@@ -29,14 +29,16 @@ NAME, LR, SEED = "qa-segments", 1e-4, 0
 @pytest.fixture
 def registered(monkeypatch):
     data = TaskData(train=qa_examples(12, 0), val=qa_examples(6, 1), tests={"test": qa_examples(6, 2)})
-    task = dataclasses.replace(_task(QAOptions(stride=8)), name=NAME, max_length=32, loader=lambda: data)
+    task = dataclasses.replace(qa_task(QAOptions(stride=8)), name=NAME, max_length=32, loader=lambda: data)
     task = dataclasses.replace(task, finetune=dataclasses.replace(task.finetune, max_steps=2))
     monkeypatch.setitem(TASKS, NAME, task)
     return task
 
 
 def _bert_model(tokenizer, segments: bool) -> EvalModel:
-    return EvalModel(_bert(len(tokenizer)), tokenizer, "tiny-bert", "f" * 64, ModelPooling(), segments)
+    return EvalModel(
+        tiny_bert_adapter(len(tokenizer)), tokenizer, "tiny-bert", "f" * 64, ModelPooling(), segments
+    )
 
 
 def test_only_pair_tasks_on_a_model_that_takes_segment_ids_are_marked(registered):
@@ -51,8 +53,8 @@ def test_only_pair_tasks_on_a_model_that_takes_segment_ids_are_marked(registered
 
 
 def test_a_model_takes_segment_ids_with_a_table_and_a_tokenizer_giving_them(bert_tokenizer, tokenizer, model):
-    assert takes_segments(_bert(len(tokenizer)), bert_tokenizer)
-    assert not takes_segments(_bert(len(tokenizer)), tokenizer)  # no token_type_ids
+    assert takes_segments(tiny_bert_adapter(len(tokenizer)), bert_tokenizer)
+    assert not takes_segments(tiny_bert_adapter(len(tokenizer)), tokenizer)  # no token_type_ids
     assert not takes_segments(model, bert_tokenizer)  # encoderlab's Encoder: no segment table
 
 

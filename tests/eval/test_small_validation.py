@@ -9,8 +9,14 @@ import json
 import math
 
 import pytest
-from tests.eval.fixtures import model_folder, run_cli, write_task_file
-from tests.eval.test_custom_tasks import _sentiment, _sentiment_files, _write_csv
+from tests.eval.fixtures import (
+    model_folder,
+    run_cli,
+    sentiment_files,
+    sentiment_rows,
+    write_csv,
+    write_task_file,
+)
 from tests.eval.test_task_file_beir import beir_task, write_beir
 from tests.eval.test_task_file_splits import _train_only
 
@@ -26,7 +32,7 @@ def _rows(path) -> int:
 
 
 def test_a_cut_validation_is_counted_and_a_given_one_is_not(tmp_path):
-    spec = {**_sentiment_files(tmp_path), "max_length": 32}
+    spec = {**sentiment_files(tmp_path), "max_length": 32}
     cut = task_from_file(write_task_file(tmp_path, "cut.yaml", name="cut", **spec)).loader()
     assert (
         cut.counts[CUT_VALIDATION] == len(cut.val) == math.ceil(0.05 * _rows(tmp_path / "train.csv"))
@@ -70,7 +76,7 @@ def test_a_beir_folder_of_few_training_queries_cuts_one_as_a_task_files_rows_do(
 
 
 def test_eval_and_check_say_the_cut_validation_is_too_small_and_summary_md_keeps_it(tmp_path, capsys):
-    spec = {**_sentiment_files(tmp_path), "max_length": 32, "finetune": FINETUNE}
+    spec = {**sentiment_files(tmp_path), "max_length": 32, "finetune": FINETUNE}
     task = write_task_file(tmp_path, name="mine", **spec)
     n = math.ceil(0.05 * _rows(tmp_path / "train.csv"))  # `train_test_split` rounds up
     note = (
@@ -93,10 +99,10 @@ def test_eval_and_check_say_the_cut_validation_is_too_small_and_summary_md_keeps
 
 
 def test_a_cut_of_enough_examples_is_not_noted(tmp_path, capsys):
-    spec = {**_sentiment_files(tmp_path), "max_length": 32, "data": {"train": "big.csv", "test": "test.csv"}}
-    body = _sentiment(40, 0)
+    spec = {**sentiment_files(tmp_path), "max_length": 32, "data": {"train": "big.csv", "test": "test.csv"}}
+    body = sentiment_rows(40, 0)
     copies = -(-MIN_CUT_VALIDATION * 20 // len(body))  # a 5% cut of them holds MIN_CUT_VALIDATION
-    _write_csv(
+    write_csv(
         tmp_path / "big.csv", [{**r, "sentence": f"{r['sentence']} {k}"} for k in range(copies) for r in body]
     )
     task = write_task_file(tmp_path, name="big", **spec)

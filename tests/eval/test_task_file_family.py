@@ -6,8 +6,7 @@ tests/study/test_study_task_file_family.py."""
 from __future__ import annotations
 
 import pytest
-from tests.eval.fixtures import model_folder, write_task_file
-from tests.eval.test_custom_tasks import _sentiment_files
+from tests.eval.fixtures import model_folder, sentiment_files, write_task_file
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
@@ -30,7 +29,7 @@ FAMILIES = "ir, pair-sc, qa, sc, tc"
     ],
 )
 def test_a_family_that_is_not_one_name_is_one_line(tmp_path, family, got, fix):
-    path = write_task_file(tmp_path, name="reviews", **{**_sentiment_files(tmp_path), "family": family})
+    path = write_task_file(tmp_path, name="reviews", **{**sentiment_files(tmp_path), "family": family})
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
     assert (
@@ -39,7 +38,7 @@ def test_a_family_that_is_not_one_name_is_one_line(tmp_path, family, got, fix):
 
 
 def test_a_family_that_is_not_one_name_is_refused_by_eval_before_anything_is_written(tmp_path, capsys):
-    spec = {**_sentiment_files(tmp_path), "family": ["sc"]}
+    spec = {**sentiment_files(tmp_path), "family": ["sc"]}
     path = write_task_file(tmp_path, "task_family_list.yaml", name="reviews", **spec)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
     for check in ([], ["--check"]):
@@ -63,7 +62,7 @@ QA = {"question": "q", "context": "c", "answers": "a"}
 )  # fmt: skip
 def test_another_familys_fields_name_that_family(tmp_path, family, change, said):
     # was: the fields were only unknown, which did not say that `family:` was the mistake
-    spec = {**_sentiment_files(tmp_path), "family": family, **change}
+    spec = {**sentiment_files(tmp_path), "family": family, **change}
     path = write_task_file(tmp_path, name="reviews", **spec)
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
@@ -77,7 +76,7 @@ def test_another_familys_fields_name_that_family(tmp_path, family, change, said)
 
 
 def test_fields_no_family_has_get_no_family_named(tmp_path):
-    spec = {**_sentiment_files(tmp_path), "options": {"strid": 64}}
+    spec = {**sentiment_files(tmp_path), "options": {"strid": 64}}
     path = write_task_file(tmp_path, name="reviews", **spec)
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])

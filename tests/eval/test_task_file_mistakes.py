@@ -8,8 +8,7 @@ import json
 import re
 
 import pytest
-from tests.eval.fixtures import write_task_file
-from tests.eval.test_custom_tasks import _sentiment_files
+from tests.eval.fixtures import sentiment_files, write_task_file
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.custom import load_task_files
@@ -40,7 +39,7 @@ def test_a_task_file_of_malformed_yaml_names_the_line_and_the_problem(tmp_path):
 def test_a_bad_finetune_value_is_named_with_its_value_not_the_whole_config(tmp_path, finetune, got):
     # was: "..., got FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=-3, epochs=1.0, ...)",
     # twelve fields to read for the one that is wrong
-    path = write_task_file(tmp_path, name="reviews", **_sentiment_files(tmp_path), finetune=finetune)
+    path = write_task_file(tmp_path, name="reviews", **sentiment_files(tmp_path), finetune=finetune)
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
     assert str(err.value).endswith(got)
@@ -120,7 +119,7 @@ def test_a_tag_seen_only_in_the_test_split_names_that_split(tmp_path):
 def test_a_text_column_named_as_the_label_is_refused_as_one_class_per_row(tmp_path):
     # was: a class per train text, then "label '<a test text>' is not in the label set [<every train
     # text>]": one line thousands of characters long, not saying the columns were swapped
-    spec = _sentiment_files(tmp_path)  # 40 train rows: sentence (text), polarity (2 classes)
+    spec = sentiment_files(tmp_path)  # 40 train rows: sentence (text), polarity (2 classes)
     spec["columns"] = {"text": "polarity", "label": "sentence"}
     path = write_task_file(tmp_path, name="swapped", **spec)
     with pytest.raises(UserError) as err:
@@ -156,7 +155,7 @@ def test_a_data_file_named_as_the_task_file_says_so(tmp_path, name):
     # was: the CSV read as YAML, "task file train.csv holds 'sentence,polarity <every row of the file>',
     # not a mapping of fields": one line as long as the file, whose fix (write `name: value` lines) was
     # not the user's mistake
-    _sentiment_files(tmp_path)
+    sentiment_files(tmp_path)
     path = tmp_path / name
     if name.endswith(".gz"):
         import gzip
@@ -203,7 +202,7 @@ def test_tc_rows_from_a_csv_name_the_format_that_holds_lists(tmp_path):
 def test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels(tmp_path):
     # was: a hand-edited CSV's `positive ` (cells are read as written) became a third class beside
     # `positive` and `negative`, trained and scored as such, without a word
-    spec = _sentiment_files(tmp_path)  # polarity: negative / positive
+    spec = sentiment_files(tmp_path)  # polarity: negative / positive
     train = tmp_path / "train.csv"
     lines = train.read_text().splitlines()
     row = next(i for i, line in enumerate(lines) if line.endswith(",positive"))
@@ -235,7 +234,7 @@ def test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels(t
 def test_label_names_that_differ_only_in_case_are_refused_without_labels(tmp_path, written, differ, fix):
     # was: a hand-edited CSV's `Positive` beside `positive` became a third class, trained and scored as
     # such, without a word
-    spec = _sentiment_files(tmp_path)  # polarity: negative / positive
+    spec = sentiment_files(tmp_path)  # polarity: negative / positive
     train = tmp_path / "train.csv"
     lines = train.read_text().splitlines()
     row = next(i for i, line in enumerate(lines) if line.endswith(",positive"))
@@ -260,7 +259,7 @@ def test_label_names_that_differ_only_in_case_are_refused_without_labels(tmp_pat
 def test_labels_under_options_are_refused_not_replaced_by_the_datas(tmp_path):
     # was: `options: {labels: [positive, negative]}` accepted (`labels` is a field of the family's
     # options), then replaced by the labels read from train, sorted: the order the user gave was lost
-    spec = _sentiment_files(tmp_path)
+    spec = sentiment_files(tmp_path)
     path = write_task_file(tmp_path, name="optioned", options={"labels": ["positive", "negative"]}, **spec)
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
@@ -292,7 +291,7 @@ def test_a_template_under_options_is_refused_and_options_list_neither_as_valid(t
 def test_a_task_file_saved_as_utf16_says_so_and_gives_the_command(tmp_path):
     # was: "is not valid YAML ('utf-8' codec can't decode byte 0xff in position 0: invalid start byte);
     # fix the syntax", of a file whose syntax is right: Notepad's "Unicode" is UTF-16
-    spec = _sentiment_files(tmp_path)
+    spec = sentiment_files(tmp_path)
     path = write_task_file(tmp_path, name="notepad", **spec)
     path.write_bytes(path.read_text().encode("utf-16"))
     with pytest.raises(UserError) as err:
@@ -365,7 +364,7 @@ def test_a_squad_json_of_one_object_is_named_as_one_example_not_as_a_too_small_t
 )
 def test_two_fields_reading_one_column_are_refused_before_the_data_is_read(tmp_path, columns, fields, own):
     # was: a KeyError traceback ('text'): the rows are renamed column -> field, so one field was lost
-    spec = {**_sentiment_files(tmp_path), "columns": columns}
+    spec = {**sentiment_files(tmp_path), "columns": columns}
     path = write_task_file(tmp_path, name="one-column", **spec)
     column = next(iter(columns.values()))
     with pytest.raises(UserError) as err:
@@ -387,7 +386,7 @@ def test_a_header_column_differing_only_in_spaces_or_case_is_named_with_the_diff
     tmp_path, header, have, what
 ):
     # was: "no column polarity (it has sentence,  polarity); fix `columns:` or the data", the space unseen
-    spec = _sentiment_files(tmp_path)
+    spec = sentiment_files(tmp_path)
     train = tmp_path / "train.csv"
     train.write_text(train.read_text().replace("sentence,polarity", header, 1))
     path = write_task_file(tmp_path, name="spaced", **spec)
@@ -413,7 +412,7 @@ def test_a_header_column_differing_only_in_spaces_or_case_is_named_with_the_diff
 def test_a_column_name_that_is_not_text_is_refused_naming_the_field(tmp_path, column, got):
     # was: a TypeError traceback ("sequence item 0: expected str instance, int found") where the data
     # lacked the column: `from_dict` checked that `columns:` was a mapping, not its values
-    spec = {**_sentiment_files(tmp_path), "columns": {"text": "sentence", "label": column}}
+    spec = {**sentiment_files(tmp_path), "columns": {"text": "sentence", "label": column}}
     path = write_task_file(tmp_path, name="numbered", **spec)
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])

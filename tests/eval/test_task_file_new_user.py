@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.eval.fixtures import model_folder, run_cli, write_task_file
-from tests.eval.test_custom_tasks import _sentiment_files, _write_csv
+from tests.eval.fixtures import model_folder, run_cli, sentiment_files, write_csv, write_task_file
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("isolated_tasks")
 def _ir_files(tmp_path) -> dict:
     for split, n in (("train", 30), ("test", 10)):
         rows = [{"query": f"query {split} {i}", "document": f"document about {split} {i}"} for i in range(n)]
-        _write_csv(tmp_path / f"{split}.csv", rows)
+        write_csv(tmp_path / f"{split}.csv", rows)
     return {"family": "ir", "data": {"train": "train.csv", "test": "test.csv"}, "max_length": 64}
 
 
@@ -45,7 +44,7 @@ def test_an_id_column_no_split_has_is_refused_not_dropped(tmp_path, capsys):
 def test_an_id_column_some_split_has_is_read(tmp_path):
     spec = _ir_files(tmp_path)
     rows = [{"query": f"query train {i}", "document": f"doc {i}", "qid": f"q{i}"} for i in range(30)]
-    _write_csv(tmp_path / "train.csv", rows)  # the test split has no qid: its ids are hashes, as before
+    write_csv(tmp_path / "train.csv", rows)  # the test split has no qid: its ids are hashes, as before
     path = write_task_file(tmp_path, name="my-ir", **spec, columns={"query_id": "qid"})
     assert [t.name for t in load_task_files([str(path)])] == ["my-ir"]
 
@@ -57,8 +56,8 @@ def test_qa_answers_in_a_csv_cell_say_to_write_json_lines(tmp_path):
         context = f"the answer is word{i} here"
         answers = {"text": [f"word{i}"], "answer_start": [context.index(f"word{i}")]}
         rows.append({"question": f"what is it {i}?", "context": context, "answers": json.dumps(answers)})
-    _write_csv(tmp_path / "train.csv", rows)
-    _write_csv(tmp_path / "test.csv", [{**r, "question": r["question"] + " now"} for r in rows])
+    write_csv(tmp_path / "train.csv", rows)
+    write_csv(tmp_path / "test.csv", [{**r, "question": r["question"] + " now"} for r in rows])
     data = {"train": "train.csv", "test": "test.csv"}
     path = write_task_file(tmp_path, name="my-qa", family="qa", data=data, allow_overlap=True)
     with pytest.raises(UserError) as err:
@@ -76,7 +75,7 @@ def test_qa_answers_in_a_csv_cell_say_to_write_json_lines(tmp_path):
 )  # fmt: skip
 def test_a_metric_of_another_label_kind_names_its_option(tmp_path, metric, fix):
     # was: the task's metrics listed, the option that reports the one written left unsaid
-    path = write_task_file(tmp_path, name="reviews", **_sentiment_files(tmp_path), metric=metric)
+    path = write_task_file(tmp_path, name="reviews", **sentiment_files(tmp_path), metric=metric)
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
     assert str(err.value) == (
@@ -87,7 +86,7 @@ def test_a_metric_of_another_label_kind_names_its_option(tmp_path, metric, fix):
 def test_a_pair_template_without_a_and_b_names_the_template_field(tmp_path):
     # was: "task file ...: options: a pair template needs ...": a task file's template is no option
     spec = {
-        **_sentiment_files(tmp_path),
+        **sentiment_files(tmp_path),
         "family": "pair-sc",
         "columns": {"text": "sentence", "text_pair": "other", "label": "polarity"},
     }
@@ -104,7 +103,7 @@ def test_a_pair_template_without_a_and_b_names_the_template_field(tmp_path):
 @pytest.mark.parametrize("key", ["learning_rate", "lr"])
 def test_a_learning_rate_in_a_task_file_says_the_grid_sets_it(tmp_path, place, key):
     # was: "unknown fields learning_rate; valid: batch_size, ...", not that the LRs are `--lrs`
-    spec = _sentiment_files(tmp_path)
+    spec = sentiment_files(tmp_path)
     spec = {**spec, "finetune": {key: 2e-5}} if place else {**spec, key: 2e-5}
     path = write_task_file(tmp_path, name="reviews", **spec)
     with pytest.raises(UserError) as err:

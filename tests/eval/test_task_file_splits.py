@@ -7,8 +7,8 @@ from pathlib import Path
 
 import datasets
 import pytest
+from tests.eval.fixtures import sentiment_rows, write_csv
 from tests.eval.fixtures import write_task_file as _spec
-from tests.eval.test_custom_tasks import _sentiment, _write_csv
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks import load_task
@@ -20,8 +20,8 @@ pytestmark = pytest.mark.usefixtures("isolated_tasks")
 def _train_only(tmp_path: Path, n: int, **data) -> Path:
     """A task of one train file (and a test.csv it names only if `data` says so)."""
     for k, split in enumerate(("train", "test")):
-        rows = [{**r, "sentence": f"{r['sentence']} {split}{i}"} for i, r in enumerate(_sentiment(n, k))]
-        _write_csv(tmp_path / f"{split}.csv", rows)
+        rows = [{**r, "sentence": f"{r['sentence']} {split}{i}"} for i, r in enumerate(sentiment_rows(n, k))]
+        write_csv(tmp_path / f"{split}.csv", rows)
     spec = {"name": "reviews", "family": "sc", "columns": {"text": "sentence", "label": "polarity"}}
     return _spec(tmp_path, **spec, data={"train": "train.csv", **data})
 

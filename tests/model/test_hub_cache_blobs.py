@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.data.test_hubmodels import HUB_ID, SHA_B, _commit_folder, cache_two_commits
+from tests.data.hub_cache_fixtures import HUB_ID, SHA_B, cache_two_commits, commit_model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli, snapshot
 
@@ -33,7 +33,7 @@ def _link_to_blobs(snapshot_folder: Path) -> None:
 
 
 def _cached_encoderlab_model(folder: Path, sha: str) -> None:
-    _link_to_blobs(_commit_folder(folder, sha))
+    _link_to_blobs(commit_model_folder(folder, sha))
 
 
 def _cached_hf_config(folder: Path, sha: str) -> None:
@@ -122,7 +122,7 @@ def test_a_sharded_snapshot_whose_index_or_shard_blob_is_gone_names_the_download
 def _cached_with_tokenizer_files(folder: Path, sha: str) -> None:
     """The encoderlab test model with every kind of tokenizer file a hub repo ships: tokenizer.json and
     tokenizer_config.json (saved with it), special_tokens_map.json and a vocabulary file."""
-    _commit_folder(folder, sha)
+    commit_model_folder(folder, sha)
     (folder / "special_tokens_map.json").write_text('{"mask_token": "[MASK]"}')
     (folder / "vocab.txt").write_text("[PAD]\n[MASK]\n")
     _link_to_blobs(folder)

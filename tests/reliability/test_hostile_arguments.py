@@ -164,7 +164,7 @@ def _task_files(root: Path) -> None:
 def _prepared_and_ladder(root: Path, tok) -> None:
     """A prepared folder (`data`) and a ladder file of two schedules (`ladder.csv`)."""
     import numpy as np
-    from tests.advise.test_advise_commands import _write_csv
+    from tests.advise.advise_fixtures import write_ladder_csv
 
     from encoderlab.advise.synthetic import synthetic_ladder
     from encoderlab.data.prepare import PrepareConfig, prepare
@@ -174,7 +174,7 @@ def _prepared_and_ladder(root: Path, tok) -> None:
     source = SourceConfig(location=str(root / "texts.txt"), txt_unit="line")
     cfg = PrepareConfig(sources=(source,), tokenizer=str(root / "tok"), decontaminate=())
     prepare(cfg, root / "data", workers=1, progress=False)
-    _write_csv(synthetic_ladder(np.random.default_rng(3), crossover=3.0), root / "ladder.csv")
+    write_ladder_csv(synthetic_ladder(np.random.default_rng(3), crossover=3.0), root / "ladder.csv")
     lines = (root / "ladder.csv").read_text().splitlines()
     lines[1] += ",7"  # a value too many: an unquoted "8,000,000" shifts a row the same way
     (root / "ladder_extra.csv").write_text("\n".join(lines) + "\n")

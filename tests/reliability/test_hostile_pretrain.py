@@ -442,12 +442,12 @@ def test_init_model_with_another_tokenizer_is_refused_naming_both_hashes(prepare
 def test_a_planted_pickle_runs_nothing_on_resume_or_as_an_init_model(w, tmp_path, capsys):
     """A `.metadata` pickle whose `__reduce__` writes a file, where torch.distributed.checkpoint's
     reader looked for it: the old code ran it on `--resume` and on `init=CKPT load=full`."""
-    from tests.train.test_checkpoint_security import _plant
+    from tests.train.helpers import plant_malicious_checkpoint
 
     run, marker = tmp_path / "run", tmp_path / "pwned"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
     step = ckpt.checkpoint_dir(run, 1)
-    _plant(step, marker)
+    plant_malicious_checkpoint(step, marker)
     code, err = pretrain(w, run, "--resume", capsys=capsys)
     assert code == 0 and not marker.exists(), err
     code, err = pretrain(
@@ -481,7 +481,7 @@ def test_a_checkpoint_with_a_damaged_model_config_is_one_line(w, tmp_path, capsy
 def test_a_checkpoint_without_readable_train_state_is_one_line(w, tmp_path, capsys, damage):
     """An old checkpoint (DCP folder, pickled metadata) is refused unread; a truncated train state
     (was: a truncated .distcp, a traceback) names the file and the way on."""
-    from tests.train.test_checkpoint_security import _plant
+    from tests.train.helpers import plant_malicious_checkpoint
 
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
@@ -489,7 +489,7 @@ def test_a_checkpoint_without_readable_train_state_is_one_line(w, tmp_path, caps
     state = step / ckpt.TRAIN_STATE
     if damage == "old-layout":
         state.unlink()
-        _plant(step, tmp_path / "pwned")
+        plant_malicious_checkpoint(step, tmp_path / "pwned")
         pattern = r"has no train_state.safetensors \(.*never read because its metadata is a pickle\)"
     else:
         state.write_bytes(state.read_bytes()[:100])

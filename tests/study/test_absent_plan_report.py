@@ -12,105 +12,34 @@ prepare node of a `--prepared` folder, which is real.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import shutil
 
-import pytest
-from fake_study import backend as fake_backend
-from fake_study import prepare as fake_prepare
-from fake_study import small_spec, tiny_corpus
+from fake_study import tiny_corpus
 from tests.reliability.test_hostile_inputs import snapshot
-from tests.study.test_files import _task_file
+from tests.study.absent_fixtures import (
+    absent_backend,
+    absent_inputs_registry,  # noqa: F401 (its autouse fixture applies here)
+    absent_spec,
+    plan_text,
+    refusal_text,
+    tiny_prepared_folder,
+)
 from tests.study.test_task_files_moved import REFUSED
 
 from encoderlab.cli import main
-from encoderlab.eval.tasks import TASKS
-from encoderlab.study.graph import NodeKind
-from encoderlab.study.needs import file_tasks
-from encoderlab.study.nodes import run_prepare
 from encoderlab.study.runner import run_study
-from encoderlab.study.spec import DataSpec
-
-
-@pytest.fixture(autouse=True)
-def _registry(monkeypatch):
-    """The task file's task is registered while a test runs, then forgotten; the CLI's nodes are `_backend`'s."""
-    before = dict(TASKS)
-    monkeypatch.setattr("encoderlab.study.cli.default_backend", _backend)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
-
-
-def _prepare(ctx) -> dict:
-    """The real prepare node (it reads a `--prepared` folder), then the fake one's data for the fake runs."""
-    return {**run_prepare(ctx), **fake_prepare(ctx)}
-
-
-def _backend():
-    backend = fake_backend()
-    backend.file_tasks = file_tasks  # the real loader: a missing file is refused as a real study's
-    backend.kinds = {**backend.kinds, "prepare": NodeKind(run=_prepare)}
-    return backend
-
-
-def _spec(tmp_path, prepared=None):
-    """`small_spec` with the task of a real task file only, on a real corpus (or a folder prepared from
-    it, with its tokenizer), one LR and seed, no CKA (the plan refuses the fake's few texts)."""
-    (tmp_path / "tasks").mkdir(exist_ok=True)
-    _task_file(tmp_path / "tasks")
-    corpus = tmp_path / "corpus.jsonl"
-    ev = dataclasses.replace(
-        small_spec().eval,
-        suite=None,
-        checkpoint_lrs=(),
-        lrs=(1e-4,),
-        seeds=(0,),
-        task_files=(str(tmp_path / "tasks" / "polarity.yaml"),),
-    )
-    tok = str(tmp_path / "tok") if prepared else "train"
-    main_data = DataSpec(
-        name="main", corpus=(str(corpus),), tokenizer=tok, prepared=prepared, decontaminate=False
-    )
-    spec = small_spec(eval=ev, data=(main_data,), cka=())
-    return dataclasses.replace(spec, claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"))
-
-
-def _prepared(tmp_path):
-    """A folder prepared from the tiny corpus with a tokenizer trained on it."""
-    from encoderlab.data.prepare import PrepareConfig, prepare
-    from encoderlab.data.sources import SourceConfig, parse_source
-    from encoderlab.data.tokenizer import train_tokenizer
-
-    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
-    cfg = PrepareConfig(
-        sources=(parse_source(str(corpus)),), tokenizer=str(tmp_path / "tok"), decontaminate=()
-    )
-    return prepare(cfg, tmp_path / "prepared", workers=1, progress=False)
-
-
-def _plan(capsys, study) -> str:
-    main(["study", "plan", str(study)])
-    return capsys.readouterr().out
-
-
-def _refusal(capsys, argv) -> str:
-    with pytest.raises(SystemExit):
-        main(argv)
-    return capsys.readouterr().err.strip().removeprefix("encoderlab: error: ")
 
 
 def test_plan_of_a_study_folder_takes_its_gone_task_file_as_run_does(tmp_path, capsys):
     """Was "task file .../polarity.yaml does not exist; give the path of a task YAML file ...", where
     `study run DIR` resumed; a node to run that reads it is refused in `study run`'s line."""
     tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = _spec(tmp_path), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
+    spec, study = absent_spec(tmp_path), tmp_path / "s"
+    run_study(spec, study, absent_backend(), progress=False)
     shutil.move(tmp_path / "tasks", tmp_path / "moved")
-    out = _plan(capsys, study)
+    out = plan_text(capsys, study)
     assert "5 pretraining runs" in out
     assert (
         f"note: task file {tmp_path}/tasks/polarity.yaml is not there (moved or deleted): its tasks, families "
@@ -119,8 +48,8 @@ def test_plan_of_a_study_folder_takes_its_gone_task_file_as_run_does(tmp_path, c
     own = [n for n in (study / "nodes" / "eval").iterdir() if "polarity" in n.name]
     shutil.rmtree(own[0])
     before = snapshot(tmp_path)
-    planned = _refusal(capsys, ["study", "plan", str(study)])
-    assert re.match(REFUSED, planned) and planned == _refusal(capsys, ["study", "run", str(study)])
+    planned = refusal_text(capsys, ["study", "plan", str(study)])
+    assert re.match(REFUSED, planned) and planned == refusal_text(capsys, ["study", "run", str(study)])
     assert snapshot(tmp_path) == before
 
 
@@ -128,13 +57,13 @@ def test_plan_of_a_study_folder_takes_its_gone_prepared_folder_as_run_does(tmp_p
     """Was "dataset main: .../prepared holds no prepared data (no meta.json); prepare it first ...": nothing
     is to run, so no run is checked, as `study run` checks none, and its unique tokens are those its prepare
     node counted (were estimated); a node that recorded none (edited by hand): estimated, as the note says."""
-    data = _prepared(tmp_path)
+    data = tiny_prepared_folder(tmp_path)
     study = tmp_path / "s"
-    run_study(_spec(tmp_path, str(data)), study, _backend(), progress=False)
-    there = _plan(capsys, study)
+    run_study(absent_spec(tmp_path, str(data)), study, absent_backend(), progress=False)
+    there = plan_text(capsys, study)
     assert "counted in the prepared folder" in there
     data.rename(tmp_path / "moved")
-    out = _plan(capsys, study)
+    out = plan_text(capsys, study)
     assert out == there + (
         f"note: dataset main: the prepared folder {data} is not there (moved or deleted): its content digest "
         f"is as {study}/graph.json recorded it; no node to run reads its tokens, so no start check reads it; "
@@ -144,7 +73,7 @@ def test_plan_of_a_study_folder_takes_its_gone_prepared_folder_as_run_does(tmp_p
     marker = json.loads((prepare / "node.json").read_text())
     marker["result"].pop("meta")
     (prepare / "node.json").write_text(json.dumps(marker))
-    out = _plan(capsys, study)
+    out = plan_text(capsys, study)
     assert "its unique tokens are estimated (its prepare node recorded none): give its place now with " in out
     assert "--prepared main=DIR to count them" in out
     assert "counted in the prepared folder" not in out and "estimated from" in out
@@ -166,9 +95,9 @@ def test_the_report_of_a_folder_whose_prepared_folder_is_gone_reads_the_recorded
     """Was a failure counting the gone folder's tokens: the prepare node records the entropy, read back."""
     from encoderlab.data.packed import unigram_entropy
 
-    data = _prepared(tmp_path)
+    data = tiny_prepared_folder(tmp_path)
     study = tmp_path / "s"
-    run_study(_spec(tmp_path, str(data)), study, _backend(), progress=False)
+    run_study(absent_spec(tmp_path, str(data)), study, absent_backend(), progress=False)
     (prepare,) = (study / "nodes" / "prepare").iterdir()
     entropy = json.loads((prepare / "node.json").read_text())["result"]["unigram"]
     assert entropy == unigram_entropy(data)
@@ -187,11 +116,11 @@ def test_the_report_of_an_older_folder_says_the_plateau_could_not_be_checked(tmp
     """A prepare node from before the entropy was recorded: counted from the folder while it is there;
     gone, the claim says the plateau is unchecked, naming the folder and the fix, and the report is written
     (was "... is not prepared data (no meta.json); run `encoderlab data prepare`", and no report)."""
-    data = _prepared(tmp_path)
+    data = tiny_prepared_folder(tmp_path)
     study = tmp_path / "s"
     from encoderlab.data.packed import unigram_entropy
 
-    run_study(_spec(tmp_path, str(data)), study, _backend(), progress=False)
+    run_study(absent_spec(tmp_path, str(data)), study, absent_backend(), progress=False)
     _at_plateau(study, unigram_entropy(data))
     (prepare,) = (study / "nodes" / "prepare").iterdir()
     marker = json.loads((prepare / "node.json").read_text())

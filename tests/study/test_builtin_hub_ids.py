@@ -17,7 +17,8 @@ import re
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_arguments import assert_refused
 from tests.reliability.test_hostile_inputs import cli, snapshot
-from tests.study.test_resumed_hub_ids import _models, hub_id_study
+from tests.study.study_fixtures import model_mirror_folders
+from tests.study.test_resumed_hub_ids import hub_id_study
 
 from encoderlab.data.hub import HUB_MODELS_ENV
 from encoderlab.study.catalog import STUDIES
@@ -38,13 +39,13 @@ def test_a_builtins_first_run_refuses_a_hub_id_the_working_folder_shadows(tmp_pa
     builtin = dataclasses.replace(load_study_file(sub / "s.yaml"), folder=None)
     assert builtin.runs[1].init == "someone/enc" and builtin.data[0].tokenizer == "someone/tok"
     monkeypatch.setitem(STUDIES, "mini", lambda scale: builtin)
-    _models(tmp_path / "mirror", "someone/enc", "someone/tok")
+    model_mirror_folders(tmp_path / "mirror", "someone/enc", "someone/tok")
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(work)
 
-    _models(work, "someone/enc")  # another model, where the working folder shadows the hub id
+    model_mirror_folders(work, "someone/enc")  # another model, where the working folder shadows the hub id
     for command in (["run", "mini", "--out", out], ["plan", "mini"]):
         before = snapshot(tmp_path)
         code, err = cli(["study", *command], capsys)

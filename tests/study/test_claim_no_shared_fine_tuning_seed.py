@@ -9,7 +9,7 @@ claim read "the study has no finished results for it yet", which finishing nothi
 from __future__ import annotations
 
 import pytest
-from tests.study.test_claims_family_direct import _study
+from tests.study.study_fixtures import stand_in_study
 
 from encoderlab.study import results
 from encoderlab.study.spec import ClaimSpec
@@ -22,7 +22,7 @@ def _sentence(a: dict, b: dict) -> str:
     claim = ClaimSpec(id="c", text="", kind="beats", a="mlm", b="clm")
     with pytest.MonkeyPatch.context() as monkeypatch:
         (result,) = results.check_claims(
-            _study(monkeypatch, [(claim, {"kind": "reference", "lower": False, "a": a, "b": b})])
+            stand_in_study(monkeypatch, [(claim, {"kind": "reference", "lower": False, "a": a, "b": b})])
         )
     assert result.status == "not tested"
     return result.sentence

@@ -15,16 +15,15 @@ hold" wherever the claim "holds", with the same p.
 from __future__ import annotations
 
 import itertools
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from tests.study.study_fixtures import stand_in_study
 
 from encoderlab.study import results
-from encoderlab.study.measures import Measure, Outcome
 from encoderlab.study.spec import ClaimSpec
 
 POOL = [60.0, 60.5, 61.0, 70.0, 70.25, 72.0]
@@ -130,28 +129,6 @@ def _direct_holm(p: list[float]) -> list[float]:
     return out
 
 
-def _study(monkeypatch, claims: list[tuple[ClaimSpec, dict]]):
-    """A stand-in study: run name -> scores, each claim measured on them (or not tested), no caveats."""
-    runs = {c.a: d["a"] for c, d in claims} | {c.b: d["b"] for c, d in claims}
-    scores = {f"{r}/s{s}": v for r, seeds in runs.items() for s, v in seeds.items()}
-    design = {c.id: d for c, d in claims}
-
-    def evaluate(data, claim):
-        if design[claim.id]["kind"] == "untested":
-            return Outcome(sentence="no SC task is evaluated at this scale.")
-        return Measure(of=scores.get, where="SC", higher_is_better=not design[claim.id]["lower"])
-
-    monkeypatch.setattr(results, "EVALUATORS", {"beats": evaluate})
-    for name in ("final_caveats", "degenerate_caveat"):
-        monkeypatch.setattr(results, name, lambda *args: ({}, ""))
-    monkeypatch.setattr(results, "partial_caveat", lambda *args: (0, ""))
-    return SimpleNamespace(
-        spec=SimpleNamespace(claims=[c for c, _ in claims], paper="paper1"),
-        model_ids=lambda run: {s: f"{run}/s{s}" for s in runs[run]},
-        label=str.upper,
-    )
-
-
 def _claims(family: list[dict]) -> list[tuple[ClaimSpec, dict]]:
     """Each design as a claim "a_i beats b_i", and each tested one also as "b_i beats a_i"."""
     out = []
@@ -228,7 +205,7 @@ def _edge(kind: str, a: dict, b: dict) -> dict:
 def test_a_family_of_claims_is_the_direct_two_stage_test_with_holm_over_the_tested(family):
     with pytest.MonkeyPatch.context() as monkeypatch:
         claims = _claims(family)
-        got = {r.claim.id: r for r in results.check_claims(_study(monkeypatch, claims))}
+        got = {r.claim.id: r for r in results.check_claims(stand_in_study(monkeypatch, claims))}
     tested = {}
     for claim, d in claims:
         if d["kind"] != "untested" and d["kind"] != "one seed":

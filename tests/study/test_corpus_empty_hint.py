@@ -7,8 +7,9 @@ the empty sources, and `study.nodes.empty_in_entry` names their entries."""
 from __future__ import annotations
 
 import pytest
+from tests.data.corpus_fixtures import write_jsonl
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
-from tests.study.test_corpus_field_hint import _jsonl, _study
+from tests.study.study_fixtures import field_hint_study
 
 from encoderlab.data.mixing import EmptySource
 from encoderlab.data.sources import parse_source
@@ -34,9 +35,9 @@ from encoderlab.study.files import load_study_file
     ],
 )
 def test_an_empty_corpus_is_named_by_its_entry_before_the_study(tmp_path, corpus, fix):
-    _jsonl(tmp_path / "c.jsonl", [{"text": "words here"}])
+    write_jsonl(tmp_path / "c.jsonl", [{"text": "words here"}])
     (tmp_path / "blank.txt").write_text("\n \n\t\n")
-    spec = load_study_file(_study(tmp_path, corpus))
+    spec = load_study_file(field_hint_study(tmp_path, corpus))
     with pytest.raises(UserError) as err:
         check_sources(spec)
     line = str(err.value)
@@ -60,7 +61,9 @@ def test_the_prepare_node_names_the_entry_too(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("encoderlab.data.mixing.check_first_documents", lambda *a, **k: None)
     monkeypatch.setattr("encoderlab.study.runchecks._check_rows", lambda *a, **k: None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    code, err = cli(["study", "run", _study(tmp_path, ["blank.txt"]), "--out", tmp_path / "s"], capsys)
+    code, err = cli(
+        ["study", "run", field_hint_study(tmp_path, ["blank.txt"]), "--out", tmp_path / "s"], capsys
+    )
     assert_one_line(
         code,
         err[err.index("encoderlab: error: ") :],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.study.study_fixtures import corpus_entries_study
 
 from encoderlab.cli import main
 from encoderlab.data.mixing import mix_documents
@@ -17,27 +18,10 @@ from encoderlab.study.checks import check_sources
 from encoderlab.study.files import load_study_file
 from encoderlab.study.needs import corpus_locations, corpus_sources
 
-STUDY = """
-name: mine
-size: tiny
-seq_len: 32
-micro_batch: 2
-steps: 4
-data: [{name: main, corpus: CORPUS, vocab_size: 300, decontaminate: false}]
-runs: [{name: mlm, recipe: pfs-mlm}]
-baseline: mlm
-eval: {suite: pocket, tasks: [tweets], lrs: [0.001], seeds: [0], max_steps: 2}
-"""
-
 
 def _write(path, texts, field="content"):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps({field: t}) + "\n" for t in texts))
-
-
-def _study(folder, corpus: list[str]):
-    (folder / "s.yaml").write_text(STUDY.replace("CORPUS", json.dumps(corpus)))
-    return folder / "s.yaml"
 
 
 def test_entries_take_options_and_are_found_from_the_study_files_folder(tmp_path, monkeypatch):
@@ -48,7 +32,9 @@ def test_entries_take_options_and_are_found_from_the_study_files_folder(tmp_path
     _write(elsewhere / "extra.jsonl", ["not this one"])  # the same name where the command runs
     monkeypatch.chdir(elsewhere)
     spec = load_study_file(
-        _study(project, ["parts/*.jsonl#text_field=content", "extra.jsonl#text_field=content,weight=2"])
+        corpus_entries_study(
+            project, ["parts/*.jsonl#text_field=content", "extra.jsonl#text_field=content,weight=2"]
+        )
     )
     (data,) = spec.data
     assert corpus_locations(data.corpus) == [str(project / "parts" / "*.jsonl"), str(project / "extra.jsonl")]
@@ -61,7 +47,7 @@ def test_entries_take_options_and_are_found_from_the_study_files_folder(tmp_path
 
 def test_a_bad_option_is_one_line_before_anything_is_written(tmp_path, capsys):
     _write(tmp_path / "corpus.jsonl", ["alpha"])
-    study = _study(tmp_path, ["corpus.jsonl#colour=red"])
+    study = corpus_entries_study(tmp_path, ["corpus.jsonl#colour=red"])
     with pytest.raises(SystemExit) as stop:
         main(["study", "run", str(study), "--out", str(tmp_path / "out"), "--no-fetch"])
     assert stop.value.code == 2
@@ -82,7 +68,7 @@ def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_dir
     _write(elsewhere / "extra.jsonl", ["not this one"])
     (elsewhere / "tok").mkdir()
     monkeypatch.chdir(elsewhere)
-    study = _study(project, ["extra.jsonl#text_field=content"])
+    study = corpus_entries_study(project, ["extra.jsonl#text_field=content"])
     study.write_text(study.read_text().replace("vocab_size: 300,", "vocab_size: 300, tokenizer: tok,"))
     with pytest.raises(UserError) as err:
         load_study_file(study)
@@ -108,7 +94,7 @@ def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_dir
     assert stop.value.code == 2 and err.count("\n") == 1 and missing in err, err
     # names stay names, whatever the working directory holds
     (elsewhere / "wiki-leads").mkdir()
-    assert load_study_file(_study(project, ["wiki-leads#weight=2"])).data[0].corpus == (
+    assert load_study_file(corpus_entries_study(project, ["wiki-leads#weight=2"])).data[0].corpus == (
         "wiki-leads#weight=2",
     )
 
@@ -122,7 +108,7 @@ def test_a_prepared_folder_is_read_beside_the_study_file_never_from_the_working_
     (project / "prep").mkdir(parents=True)
     (elsewhere / "other").mkdir(parents=True)
     monkeypatch.chdir(elsewhere)
-    study = _study(project, ["corpus.jsonl"])
+    study = corpus_entries_study(project, ["corpus.jsonl"])
     study.write_text(study.read_text().replace("vocab_size: 300,", "tokenizer: tok, prepared: prep,"))
     assert load_study_file(study).data[0].prepared == str(project / "prep")
     study.write_text(study.read_text().replace("prepared: prep,", "prepared: other,"))
@@ -136,7 +122,7 @@ def test_a_prepared_folder_is_read_beside_the_study_file_never_from_the_working_
 
 def test_a_corpus_entry_that_looks_like_a_typo_of_an_asset_says_which(tmp_path):
     # was: "'FOLDER/wiki-lead' is not an existing file, folder or glob", read as a file beside the study
-    study = _study(tmp_path, ["wiki-lead#weight=2"])
+    study = corpus_entries_study(tmp_path, ["wiki-lead#weight=2"])
     with pytest.raises(UserError) as err:
         load_study_file(study)
     assert str(err.value).splitlines()[1:] == [
@@ -152,7 +138,7 @@ def test_a_corpus_entry_s_bad_option_names_the_entry_once(tmp_path):
     _write(tmp_path / "a.jsonl", ["alpha one"])
     for option, problem in [("weight=0", "weight must be a finite"), ("text_field=", "text_field is empty")]:
         with pytest.raises(UserError) as err:
-            check_sources(load_study_file(_study(tmp_path, [f"a.jsonl#{option}"])))
+            check_sources(load_study_file(corpus_entries_study(tmp_path, [f"a.jsonl#{option}"])))
         assert f"source '{tmp_path / 'a.jsonl'}#{option}': {problem}" in str(err.value)
         assert str(err.value).count("a.jsonl") == 1
 
@@ -162,7 +148,7 @@ def test_an_entry_that_is_a_symlink_to_nothing_is_refused_as_one_naming_its_targ
     file" (or matched as a glob): it is the link, refused by the up-front check as a `--source` one is."""
     for name in ("corp[1].jsonl", "corp.jsonl"):
         (tmp_path / name).symlink_to(tmp_path / "unmounted" / name)
-        spec = load_study_file(_study(tmp_path, [f"{name}#text_field=content"]))
+        spec = load_study_file(corpus_entries_study(tmp_path, [f"{name}#text_field=content"]))
         assert corpus_locations(spec.data[0].corpus) == [str(tmp_path / name)]
         with pytest.raises(UserError, match=r"it is a symlink to \S+unmounted/\S+, which does not exist"):
             check_sources(spec)
@@ -175,7 +161,7 @@ def test_an_entry_is_a_glob_as_a_source_is_one_from_the_study_file_s_folder(tmp_
     _write(project / "corp[1].jsonl", ["one"])
     _write(project / "parts" / "a.jsonl", ["two"])
     monkeypatch.chdir(tmp_path)  # where neither name exists
-    spec = load_study_file(_study(project, ["corp[1].jsonl", "parts/[a].jsonl"]))
+    spec = load_study_file(corpus_entries_study(project, ["corp[1].jsonl", "parts/[a].jsonl"]))
     (data,) = spec.data
     assert corpus_locations(data.corpus) == [
         str(project.resolve() / "corp[1].jsonl"),

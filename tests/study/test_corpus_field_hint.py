@@ -7,33 +7,14 @@ does not take."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-import yaml
+from tests.data.corpus_fixtures import write_jsonl
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.study.study_fixtures import field_hint_study
 
 from encoderlab.errors import UserError
 from encoderlab.study.checks import check_sources
 from encoderlab.study.files import load_study_file
-
-STUDY = {
-    "name": "mini",
-    "data": [{"name": "main", "corpus": [], "vocab_size": 300}],
-    "runs": [{"name": "a", "recipe": "smoke-mlm", "evaluate": False}],
-    "baseline": "a",
-}
-
-
-def _jsonl(path, records) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-
-
-def _study(folder, corpus: list[str]):
-    study = {**STUDY, "data": [{**STUDY["data"][0], "corpus": corpus}]}
-    (folder / "s.yaml").write_text(yaml.safe_dump(study))
-    return folder / "s.yaml"
 
 
 @pytest.mark.parametrize(
@@ -46,8 +27,8 @@ def _study(folder, corpus: list[str]):
 def test_the_hint_names_the_corpus_entry_in_the_study_files_syntax(tmp_path, entry, named):
     """The entry that reads the file (a glob, a folder), its options kept and its text_field replaced."""
     for name in ("a", "b"):
-        _jsonl(tmp_path / "parts" / f"{name}.jsonl", [{"id": "1", "body": "a longer text"}])
-    spec = load_study_file(_study(tmp_path, [entry]))
+        write_jsonl(tmp_path / "parts" / f"{name}.jsonl", [{"id": "1", "body": "a longer text"}])
+    spec = load_study_file(field_hint_study(tmp_path, [entry]))
     with pytest.raises(UserError) as err:
         check_sources(spec)
     line = str(err.value)
@@ -60,9 +41,13 @@ def test_the_hint_names_the_corpus_entry_in_the_study_files_syntax(tmp_path, ent
 
 
 def test_a_later_record_without_the_field_is_named_so_by_the_prepare_node(tmp_path, capsys, monkeypatch):
-    _jsonl(tmp_path / "c.jsonl", [*({"text": f"words number {i} here"} for i in range(40)), {"body": "x"}])
+    write_jsonl(
+        tmp_path / "c.jsonl", [*({"text": f"words number {i} here"} for i in range(40)), {"body": "x"}]
+    )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    code, err = cli(["study", "run", _study(tmp_path, ["c.jsonl"]), "--out", tmp_path / "s"], capsys)
+    code, err = cli(
+        ["study", "run", field_hint_study(tmp_path, ["c.jsonl"]), "--out", tmp_path / "s"], capsys
+    )
     assert_one_line(  # the study's progress bar (on the line before) aside
         code,
         err[err.index("encoderlab: error: ") :],
@@ -76,10 +61,10 @@ def test_a_file_read_by_two_entries_is_refused_in_the_study_files_terms_before_a
 ):
     """A corpus folder beside an entry of a file in it: the prepare node refused it after the study folder
     was made, its fix "name each file in one --source only" (a flag a study has none of)."""
-    _jsonl(tmp_path / "parts" / "a.jsonl", [{"text": f"words number {i} here"} for i in range(40)])
-    _jsonl(tmp_path / "parts" / "b.jsonl", [{"text": f"other words {i} there"} for i in range(40)])
+    write_jsonl(tmp_path / "parts" / "a.jsonl", [{"text": f"words number {i} here"} for i in range(40)])
+    write_jsonl(tmp_path / "parts" / "b.jsonl", [{"text": f"other words {i} there"} for i in range(40)])
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    study = _study(tmp_path, ["parts", "parts/a.jsonl"])
+    study = field_hint_study(tmp_path, ["parts", "parts/a.jsonl"])
     code, err = cli(["study", "run", study, "--out", tmp_path / "s"], capsys)
     folder, file = tmp_path / "parts", tmp_path / "parts" / "a.jsonl"
     assert_one_line(
@@ -99,7 +84,7 @@ def test_a_corpus_entry_holding_no_text_file_names_the_entry_in_its_fix(tmp_path
     (tmp_path / "parts" / "README.md").write_text("notes\n")
     (tmp_path / "parts" / "x.csv").write_text("a,b\n")
     with pytest.raises(UserError) as err:
-        check_sources(load_study_file(_study(tmp_path, [entry])))
+        check_sources(load_study_file(field_hint_study(tmp_path, [entry])))
     assert str(err.value).startswith(f"study mini, dataset main: '{tmp_path}/{entry}' holds no .txt"), (
         err.value
     )

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 from fake_study import tiny_corpus
-from test_files import MINE, _task_file
 from tests.eval.fixtures import model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli
+from tests.study.study_fixtures import MINE, polarity_task_file
 
 
 def _study(tmp_path: Path, max_length: int) -> Path:
     tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     task = tmp_path / "polarity.yaml"
     task.write_text(task.read_text().replace("max_length: 32", f"max_length: {max_length}"))
     start = model_folder(tmp_path / "start")  # 256 positions

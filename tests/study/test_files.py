@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
-import random
 from dataclasses import replace
 
 import numpy as np
 import pytest
 import scipy.stats
-from fake_study import WORDS, tiny_corpus
+from fake_study import tiny_corpus
+from tests.study.study_fixtures import MINE, polarity_task_file
 
 from encoderlab.cli import main
 from encoderlab.errors import UserError
@@ -188,43 +188,6 @@ def test_a_task_or_task_file_named_twice_is_refused(tmp_path):
     ]
 
 
-def _task_file(folder) -> None:
-    """A sentiment task of one's own: 'good' in the text means positive."""
-    rng = random.Random(0)
-    for split, n in (("train", 120), ("test", 40)):
-        with open(folder / f"polarity-{split}.csv", "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(["review", "stars"])
-            for i in range(n):
-                label = rng.choice(["good", "bad"])
-                words = rng.sample(WORDS, 5) + [label] + [str(i), split]
-                writer.writerow([" ".join(words), label])
-    (folder / "polarity.yaml").write_text(
-        "name: polarity\nfamily: sc\ndata: {train: polarity-train.csv, test: polarity-test.csv}\n"
-        "columns: {text: review, label: stars}\nlabels: [bad, good]\nmax_length: 32\n"
-    )
-
-
-MINE = """
-name: my-study
-description: MLM-30 against CLM on my corpus and my task
-size: tiny
-seq_len: 32
-micro_batch: 2
-grad_accum: 2
-steps: 6
-run_overrides: {precision: fp32, validation.every: 3}
-data: [{name: main, corpus: [corpus.jsonl], vocab_size: 300, decontaminate: false}]
-runs:
-  - {name: mlm, recipe: pfs-mlm, params: {ratio: 0.3}}
-  - {name: clm, recipe: pfs-clm}
-eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0, 1], max_steps: 8}
-baseline: mlm
-claims:
-  - {id: mine, text: MLM beats CLM on my task, kind: beats, a: mlm, b: clm, family: sc}
-"""
-
-
 @pytest.mark.parametrize("evaluation", ["suite: null", "tasks: [polarity]"])
 def test_a_study_of_task_files_needs_no_suite(tmp_path, capsys, evaluation):
     # was: "eval.suite: expected str, got None"; a study had to keep `suite: pocket` and list `tasks:`
@@ -234,7 +197,7 @@ def test_a_study_of_task_files_needs_no_suite(tmp_path, capsys, evaluation):
     from encoderlab.study.nodes import real_backend
 
     tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     (tmp_path / "my-study.yaml").write_text(MINE.replace("suite: null", evaluation))
     before = dict(TASKS)
     try:
@@ -265,7 +228,7 @@ def own_study(tmp_path_factory):
     """Real nodes throughout: prepare a local corpus, pretrain two tiny runs, fine-tune on a task file."""
     root = tmp_path_factory.mktemp("own")
     tiny_corpus(root / "corpus.jsonl", 300)
-    _task_file(root)
+    polarity_task_file(root)
     (root / "my-study.yaml").write_text(MINE)
     return root
 
@@ -399,7 +362,7 @@ def test_a_model_evaluated_as_is_is_keyed_by_the_pooling_the_task_asks_for(tmp_p
     from encoderlab.study.nodes import real_backend
 
     tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     task = (tmp_path / "polarity.yaml").read_text()
     (tmp_path / "as-is.yaml").write_text(AS_IS.replace("ASSET", str(tmp_path)))
     keys = {}

@@ -11,9 +11,9 @@ study folder is made (the old code got past the check: the test stops it there w
 from __future__ import annotations
 
 import pytest
-from test_files import MINE, _task_file
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.study.study_fixtures import MINE, polarity_task_file
 
 from encoderlab.cli import main
 from encoderlab.study.files import load_study_file
@@ -42,7 +42,7 @@ def _stop(*args, **kwargs):
 def test_eval_refuses_an_lr_past_one_over_a_task_files_weight_decay(tmp_path, capsys, monkeypatch):
     """Was: the model loaded and fine-tuned, every step flipping the weights' sign: NaN losses recorded."""
     monkeypatch.setattr("encoderlab.eval.commands.load_eval_model", _stop)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     with open(tmp_path / "polarity.yaml", "a") as f:
         f.write(DECAY)
     (tmp_path / "model").mkdir()
@@ -63,7 +63,7 @@ def test_a_study_refuses_its_lrs_over_a_task_files_weight_decay_before_anything_
 
     monkeypatch.setattr("encoderlab.study.runner.run_graph", _stop)
     tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     with open(tmp_path / "polarity.yaml", "a") as f:
         f.write(DECAY)
     (tmp_path / "my-study.yaml").write_text(MINE)
@@ -84,7 +84,7 @@ def test_study_plan_refuses_the_lrs_study_run_refuses_in_the_same_line(tmp_path,
     from fake_study import tiny_corpus
 
     tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     with open(tmp_path / "polarity.yaml", "a") as f:
         f.write(DECAY)
     (tmp_path / "my-study.yaml").write_text(MINE)

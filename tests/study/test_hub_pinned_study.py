@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
 from corpus_fixtures import tokenizer_dir  # noqa: E402, F401 (fixture)
 from hub_corpus_fixtures import FINEWEB_EDU  # noqa: E402
 from test_hub_revision import SHA_A, fake_hub, forbid_hub  # noqa: E402, F401 (fixture)
-from test_stale_corpus import _backend  # noqa: E402
+from tests.study.stale_fixtures import stale_backend  # noqa: E402
 
 from encoderlab.errors import UserError  # noqa: E402
 from encoderlab.study.checks import check_inputs  # noqa: E402
@@ -44,14 +44,14 @@ def test_a_prepared_corpus_pinned_to_a_commit_is_reused_with_the_hub_offline(
         claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
     )
     study = tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
+    run_study(spec, study, stale_backend(), progress=False)
 
     forbid_hub(monkeypatch)
-    graph = build_graph(spec, _backend())
+    graph = build_graph(spec, stale_backend())
     check_inputs(spec, study, graph, fetched=False)
     assert plan_study(spec, study, graph).corpora["main"].counted
-    run_study(spec, study, _backend(), progress=False)
+    run_study(spec, study, stale_backend(), progress=False)
     with pytest.raises(
         UserError, match="needs the Hugging Face hub but HF_HUB_OFFLINE=1"
     ):  # not prepared: asks
-        run_study(spec, tmp_path / "new", _backend(), progress=False)
+        run_study(spec, tmp_path / "new", stale_backend(), progress=False)

@@ -14,23 +14,23 @@ its patterns from a folder: no network.
 from __future__ import annotations
 
 import fnmatch
-import shutil
 from pathlib import Path
 
 import huggingface_hub
 import pytest
-from fake_study import tiny_corpus
 from huggingface_hub import constants
-from test_files import MINE, _task_file
 from tests.eval.fixtures import model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.study.study_fixtures import (
+    HUB_ID,
+    hub_position_cache,
+    hub_position_study,
+)
 
 from encoderlab.data.hub import HUB_MODELS_ENV
 from encoderlab.data.hubmodels import TOKENIZER_GLOBS
 
-HUB_ID = "someone/enc"
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
 REFUSED = (
     "encoderlab: error: study my-study, evaluating start: task polarity: max_length 512 is more than the "
     "model's 256 positions; set `max_length:` to at most 256 in its task file, or null for 0.99 x the model's"
@@ -70,34 +70,11 @@ def _hub(monkeypatch, root: Path, reachable: bool) -> list[tuple[str, ...]]:
             for p in (root / "repo").iterdir()
             if any(fnmatch.fnmatch(p.name, g) for g in allow_patterns)
         ]
-        return str(_cache(root, names))
+        return str(hub_position_cache(root, names))
 
     monkeypatch.setattr(huggingface_hub.HfApi, "repo_info", repo_info)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
     return downloads
-
-
-def _cache(root: Path, names: list[str]) -> Path:
-    """The files `names` of the repo in the hub cache, as `hf download someone/enc` leaves them."""
-    storage = Path(constants.HF_HUB_CACHE) / ("models--" + HUB_ID.replace("/", "--"))
-    folder = storage / "snapshots" / COMMIT
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        shutil.copy(root / "repo" / name, folder / name)
-    (storage / "refs").mkdir(exist_ok=True)
-    (storage / "refs" / "main").write_text(COMMIT)
-    return folder
-
-
-def _study(root: Path, max_length: int) -> Path:
-    """MINE with its clm run replaced by `start`, `someone/enc` evaluated as is on a task of `max_length`."""
-    tiny_corpus(root / "corpus.jsonl", 300)
-    _task_file(root)
-    task = root / "polarity.yaml"
-    task.write_text(task.read_text().replace("max_length: 32", f"max_length: {max_length}"))
-    study = MINE.replace("  - {name: clm, recipe: pfs-clm}\n", f"  - {{name: start, init: {HUB_ID}}}\n")
-    (root / "my-study.yaml").write_text(study.replace("b: clm", "b: start"))
-    return root / "my-study.yaml"
 
 
 def _refused_untouched(world: Path, capsys, argv: list) -> None:
@@ -111,14 +88,14 @@ def _refused_untouched(world: Path, capsys, argv: list) -> None:
 
 @pytest.mark.parametrize("command", ["plan", "run"])
 def test_a_cached_hub_id_with_too_few_positions_is_refused_before_anything_is_written(world, capsys, command):
-    study = _study(world, 512)
-    _cache(world, ["config.json"])  # a snapshot holding its config (the weights are not needed)
+    study = hub_position_study(world, 512)
+    hub_position_cache(world, ["config.json"])  # a snapshot holding its config (the weights are not needed)
     out = ["--out", world / "out", "--no-fetch"] if command == "run" else []
     _refused_untouched(world, capsys, ["study", command, study, *out])  # the hub never asked
 
 
 def test_an_uncached_hub_id_is_refused_by_study_run_from_its_configs_alone(world, capsys, monkeypatch):
-    study = _study(world, 512)
+    study = hub_position_study(world, 512)
     downloads = _hub(monkeypatch, world, reachable=True)
     code, err = cli(["study", "run", study, "--out", world / "out", "--no-fetch"], capsys)
     assert code == 2 and err.strip() == REFUSED, err
@@ -130,7 +107,7 @@ def test_an_uncached_hub_id_is_refused_by_study_run_from_its_configs_alone(world
 
 def test_study_plan_asks_no_hub_for_an_uncached_hub_id(world, capsys):
     """Offline-safe as before: the hub id is the run's to check (`_hub` fails any request)."""
-    code, err = cli(["study", "plan", _study(world, 512)], capsys)
+    code, err = cli(["study", "plan", hub_position_study(world, 512)], capsys)
     assert code == 0, err
 
 
@@ -140,7 +117,7 @@ def test_a_hub_id_whose_positions_fit_is_planned_and_passes_the_runs_checks(worl
     from encoderlab.study.graph import build_graph
     from encoderlab.study.nodes import real_backend
 
-    study = _study(world, 256)
+    study = hub_position_study(world, 256)
     downloads = _hub(monkeypatch, world, reachable=True)
     spec = load_study_file(study)
     check_start(spec, None, list(build_graph(spec, real_backend()).nodes.values()))  # downloads its configs
@@ -162,11 +139,11 @@ def test_a_run_continued_from_a_hub_id_with_fewer_positions_than_its_rows_is_ref
     from encoderlab.study.files import load_study_file
     from encoderlab.study.positions import check_start_models
 
-    spec = load_study_file(_study(world, 256))
+    spec = load_study_file(hub_position_study(world, 256))
     cpt = dataclasses.replace(spec.run("start"), recipe="cpt-mlm", params={"seq_len": 512}, group="cpt")
     spec = dataclasses.replace(spec, runs=(spec.run("mlm"), cpt))
     if cached:
-        _cache(world, ["config.json"])
+        hub_position_cache(world, ["config.json"])
     downloads = _hub(monkeypatch, world, reachable=not cached)
     if not cached:  # a plan's check (no `fetch`) leaves it to the node, asking no hub
         assert check_start_models(spec)[cpt_model(spec)] is None

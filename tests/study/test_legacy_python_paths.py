@@ -18,8 +18,8 @@ import shutil
 
 from tests.reliability.test_hostile_arguments import assert_refused
 from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.study.study_fixtures import model_mirror_folders
 from tests.study.test_python_built_paths import python_study
-from tests.study.test_resumed_hub_ids import _models
 
 from encoderlab.study import real_backend, runner
 from encoderlab.study.files import load_study_file
@@ -29,7 +29,7 @@ from encoderlab.study.runner import run_study
 def test_a_python_built_folder_from_before_pinning_resumes_or_names_its_fix(tmp_path, monkeypatch, capsys):
     sub, work, out = python_study(tmp_path, monkeypatch)
     spec = dataclasses.replace(load_study_file(sub / "s.yaml"), folder=None)  # then built as in Python
-    _models(work, "someone/enc")  # the user's own model, in the working folder
+    model_mirror_folders(work, "someone/enc")  # the user's own model, in the working folder
     with monkeypatch.context() as old:
         old.setattr(runner, "pin_local_starts", lambda spec: spec)  # the writer before 2026-12-04
         run_study(spec, out, real_backend(), progress=False)

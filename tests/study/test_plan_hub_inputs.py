@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_start_commits import STUDY, _world
-from tests.data.test_hubmodels import SHA_A, SHA_B, _commit_folder, _record
+from tests.data.hub_cache_fixtures import SHA_A, SHA_B, commit_model_folder, download_record
 from tests.reliability.test_hostile_inputs import cli
+from tests.study.study_fixtures import HUB_START_STUDY, hub_start_world
 
 from encoderlab.cli import main
 from encoderlab.data.hub import HUB_MODELS_ENV
@@ -41,7 +41,7 @@ def _read_at(what: str, sha: str, extra: str = "") -> str:
 def test_the_plan_says_an_unpinned_hub_start_and_tokenizer_and_the_commit_the_cache_holds(
     tmp_path, monkeypatch, capsys
 ):
-    storage = _world(tmp_path, monkeypatch)  # main at A, the hub offline
+    storage = hub_start_world(tmp_path, monkeypatch)  # main at A, the hub offline
     assert _plan(tmp_path, capsys) == [
         PLAN_HEAD,
         _read_at("tokenizer someone/enc (data main)", SHA_A),
@@ -67,15 +67,17 @@ def test_the_plan_says_an_unpinned_hub_start_and_tokenizer_and_the_commit_the_ca
     ids=["commit", "tag"],
 )
 def test_the_plan_says_a_pinned_start_model_is_pinned(tmp_path, monkeypatch, capsys, pin, expected):
-    _world(tmp_path, monkeypatch)
-    study = STUDY.replace("init: someone/enc}", f"init: someone/enc{pin}}}")
+    hub_start_world(tmp_path, monkeypatch)
+    study = HUB_START_STUDY.replace("init: someone/enc}", f"init: someone/enc{pin}}}")
     (tmp_path / "drift.yaml").write_text(study)
     assert _plan(tmp_path, capsys)[2] == f"  start model someone/enc{pin} (run cpt): {expected}"
 
 
 def test_an_uncached_hub_start_model_is_said_unknown_not_guessed(tmp_path, monkeypatch, capsys):
-    _world(tmp_path, monkeypatch)
-    (tmp_path / "drift.yaml").write_text(STUDY.replace("init: someone/enc}", "init: someone/other}"))
+    hub_start_world(tmp_path, monkeypatch)
+    (tmp_path / "drift.yaml").write_text(
+        HUB_START_STUDY.replace("init: someone/enc}", "init: someone/other}")
+    )
     assert _plan(tmp_path, capsys)[2] == (
         "  start model someone/other (run cpt): unpinned: not in the local hub cache, so the commit `study run` "
         "reads (its default branch when it downloads) is not known yet"
@@ -83,7 +85,7 @@ def test_an_uncached_hub_start_model_is_said_unknown_not_guessed(tmp_path, monke
 
 
 def test_a_prepared_folder_s_tokenizer_is_the_commit_the_folder_recorded(tmp_path, monkeypatch, capsys):
-    storage = _world(tmp_path, monkeypatch)  # main at A
+    storage = hub_start_world(tmp_path, monkeypatch)  # main at A
     prepared = tmp_path / "prepared"
     argv = ["data", "prepare", "--source", tmp_path / "corpus.jsonl", "--tokenizer", "someone/enc"]
     code, err = cli([*argv, "--seed", "0", "--decontaminate", "none", "--out", prepared], capsys)
@@ -101,11 +103,11 @@ def test_a_prepared_folder_s_tokenizer_is_the_commit_the_folder_recorded(tmp_pat
 def test_a_mirrored_start_model_is_the_commit_its_download_records_name(
     tmp_path, monkeypatch, capsys, recorded
 ):
-    _world(tmp_path, monkeypatch)  # the cache holds A and B; a mirror is read in its place
-    repo = _commit_folder(tmp_path / "hub" / "someone" / "enc", SHA_B)
+    hub_start_world(tmp_path, monkeypatch)  # the cache holds A and B; a mirror is read in its place
+    repo = commit_model_folder(tmp_path / "hub" / "someone" / "enc", SHA_B)
     for path in repo.iterdir():
         if path.is_file() and recorded:
-            _record(repo, path.name, SHA_B)
+            download_record(repo, path.name, SHA_B)
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "hub"))
     told = (
         f"read at commit {SHA_B} (its mirror {repo}'s download records); someone/enc@{SHA_B} pins it"

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_hub_positions import HUB_ID, _cache, _study, world  # noqa: F401 (world: a fixture)
+from test_hub_positions import world  # noqa: F401 (world: a fixture)
 from tests.eval.fixtures import model_folder
+from tests.study.study_fixtures import HUB_ID, hub_position_cache, hub_position_study
 
 from encoderlab.cli import main
 
@@ -38,7 +39,7 @@ def test_an_uncached_hub_id_is_noted_with_the_near_folder_beside_the_study_file(
 ):
     if offline:
         monkeypatch.setenv("HF_HUB_OFFLINE", offline)
-    study = _study(world, 32)
+    study = hub_position_study(world, 32)
     assert _notes(capsys, study) == [NOTE.format(init=HUB_ID, base=world)]
     model_folder(world / "someone" / "encs")  # a near name
     assert _notes(capsys, study) == [
@@ -49,8 +50,8 @@ def test_an_uncached_hub_id_is_noted_with_the_near_folder_beside_the_study_file(
 
 
 def test_a_cached_hub_id_or_a_folder_beside_the_study_file_gets_no_note(world, capsys):  # noqa: F811
-    study = _study(world, 32)
-    _cache(world, ["config.json"])
+    study = hub_position_study(world, 32)
+    hub_position_cache(world, ["config.json"])
     assert _notes(capsys, study) == []
     model_folder(world / "other" / "enc")
     assert _notes(capsys, study) == []  # the cache holds it: no near folder is named
@@ -65,7 +66,7 @@ TOKENIZER_NOTE = (
 
 def _tokenizer_study(root) -> Path:
     """MINE (no start model), its dataset's tokenizer the hub id `someone/enc` in place of one trained."""
-    study = _study(root, 32)
+    study = hub_position_study(root, 32)
     text = study.read_text().replace(
         "  - {name: start, init: someone/enc}\n", "  - {name: clm, recipe: pfs-clm}\n"
     )
@@ -102,5 +103,7 @@ def test_an_uncached_hub_tokenizer_is_noted_as_an_uncached_start_model_is(
     assert _tokenizer_notes(capsys, study) == [
         TOKENIZER_NOTE.format(id=HUB_ID, base=world) + f" (did you mean {world / 'someone' / 'encs'}?)"
     ]
-    _cache(world, ["config.json", "tokenizer.json", "tokenizer_config.json"])  # the cache holds it now
+    hub_position_cache(
+        world, ["config.json", "tokenizer.json", "tokenizer_config.json"]
+    )  # the cache holds it now
     assert _tokenizer_notes(capsys, study) == []

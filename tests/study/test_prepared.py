@@ -169,13 +169,13 @@ def test_a_study_trains_on_a_prepared_folder_and_keeps_its_nodes_when_it_moves(t
     on that folder, the study's prepare node writes nothing, and after the folder moves the same study
     given the new place runs no node again."""
     from fake_study import tiny_corpus
-    from tests.study.test_files import MINE, _task_file
+    from tests.study.study_fixtures import MINE, polarity_task_file
 
     from encoderlab.data.sources import SourceConfig
     from encoderlab.data.tokenizer import train_tokenizer
 
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
     data = _prepare(tmp_path / "prepared", str(corpus), str(tmp_path / "tok"))
     study = tmp_path / "my-study.yaml"
@@ -199,7 +199,7 @@ def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_pat
     folder kept every key, so the study reused results of the old rows. It is now the identity every
     checkpoint records (`data.packed.identity`), which holds each file's bytes and sha256."""
     from fake_study import tiny_corpus
-    from tests.study.test_files import MINE, _task_file
+    from tests.study.study_fixtures import MINE, polarity_task_file
 
     from encoderlab.data.sources import SourceConfig
     from encoderlab.data.tokenizer import train_tokenizer
@@ -207,7 +207,7 @@ def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_pat
     from encoderlab.study.graph import prepare_graph
 
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
     study = tmp_path / "my-study.yaml"
     study.write_text(MINE.replace("vocab_size: 300,", f"vocab_size: 300, tokenizer: {tmp_path / 'tok'},"))

@@ -16,13 +16,22 @@ import re
 import shutil
 
 from tests.reliability.test_hostile_inputs import snapshot
-from tests.study.test_absent_plan_report import _backend, _plan, _prepared, _refusal, _registry, _spec
+from tests.study.absent_fixtures import (
+    absent_backend,
+    absent_inputs_registry,
+    absent_spec,
+    plan_text,
+    refusal_text,
+    tiny_prepared_folder,
+)
 
 from encoderlab.study.graph import build_graph
 from encoderlab.study.report import write_report
 from encoderlab.study.runner import node_dir, run_study
 
-__all__ = ["_registry"]  # its autouse fixture: the task file's task registered, the CLI's backend fake
+__all__ = [
+    "absent_inputs_registry"
+]  # its autouse fixture: the task file's task registered, the CLI's backend fake
 
 
 def _tree(folder) -> tuple[list[str], dict[str, str]]:
@@ -58,13 +67,13 @@ def test_a_seed_added_after_the_prepared_folder_is_deleted_runs_and_the_report_s
     figures (its corpus's unique tokens, counted, and the runs' passes) are those it has when written with
     the folder there (they were estimated once it was gone), and `study plan DIR` plans the same with it
     gone as with it there, and `study run DIR` runs what it planned."""
-    data = _prepared(tmp_path)
-    study, spec = tmp_path / "s", _seeds(_spec(tmp_path, str(data)), 0)
-    run_study(spec, study, _backend(), progress=False)
+    data = tiny_prepared_folder(tmp_path)
+    study, spec = tmp_path / "s", _seeds(absent_spec(tmp_path, str(data)), 0)
+    run_study(spec, study, absent_backend(), progress=False)
     finished = {k: v for k, v in snapshot(study).items() if k.startswith("nodes/") and "/report/" not in k}
-    evaluation = next(n for n in build_graph(_seeds(spec, 0, 1), _backend()) if n.name.endswith("/s1"))
+    evaluation = next(n for n in build_graph(_seeds(spec, 0, 1), absent_backend()) if n.name.endswith("/s1"))
     data.rename(tmp_path / "moved")
-    run_study(_seeds(spec, 0, 1), study, _backend(), progress=False)
+    run_study(_seeds(spec, 0, 1), study, absent_backend(), progress=False)
     now = snapshot(study)
     assert all(now.get(k) == v for k, v in finished.items())  # nothing trained or evaluated again
     added = {k.split("/")[2] for k in now if k.startswith("nodes/eval/") and k not in finished}
@@ -79,13 +88,13 @@ def test_a_seed_added_after_the_prepared_folder_is_deleted_runs_and_the_report_s
     write_report(study, figures=False)  # with the folder there: counted from it
     assert _figures(study) == gone
     shutil.rmtree(node_dir(study, evaluation))  # a node to run: the plan checks and counts as the run
-    there = _plan(capsys, study)
+    there = plan_text(capsys, study)
     data.rename(tmp_path / "moved")
-    planned = _plan(capsys, study)
+    planned = plan_text(capsys, study)
     assert f"note: dataset main: the prepared folder {data} is not there" in planned
     assert "its unique tokens are as its prepare node counted them" in planned
     assert _notes(planned) == _notes(there) and "counted in the prepared folder" in planned
-    run_study(_seeds(spec, 0, 1), study, _backend(), progress=False)  # the plan's node runs, as planned
+    run_study(_seeds(spec, 0, 1), study, absent_backend(), progress=False)  # the plan's node runs, as planned
     assert node_dir(study, evaluation).is_dir() and _corpora(_figures(study)) == _corpora(written)
 
 
@@ -94,15 +103,15 @@ def test_a_resume_that_would_train_on_the_deleted_folder_is_refused_by_plan_and_
 ):
     """A pretraining node to run reads the folder's tokens: `study plan DIR` and `study run DIR` refuse it in
     the same one line naming that node, and leave every folder and file as it was."""
-    data = _prepared(tmp_path)
-    study, spec = tmp_path / "s", _seeds(_spec(tmp_path, str(data)), 0)
-    run_study(spec, study, _backend(), progress=False)
-    trained = node_dir(study, build_graph(spec, _backend()).nodes["pretrain/clm"])
+    data = tiny_prepared_folder(tmp_path)
+    study, spec = tmp_path / "s", _seeds(absent_spec(tmp_path, str(data)), 0)
+    run_study(spec, study, absent_backend(), progress=False)
+    trained = node_dir(study, build_graph(spec, absent_backend()).nodes["pretrain/clm"])
     data.rename(tmp_path / "moved")
     shutil.rmtree(trained)
     before = _tree(tmp_path)
-    planned = _refusal(capsys, ["study", "plan", str(study)])
-    assert planned == _refusal(capsys, ["study", "run", str(study)])
+    planned = refusal_text(capsys, ["study", "plan", str(study)])
+    assert planned == refusal_text(capsys, ["study", "run", str(study)])
     assert planned.startswith(f"study fake-pfs, dataset main: the prepared folder {data} is not there")
     # clm and the run continued from it: its evaluations run too, but read models
     assert re.search(rf", and \d+ nodes? to run in {study} reads? its tokens \(pretrain/clm\); give", planned)

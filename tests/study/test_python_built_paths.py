@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 
 from tests.reliability.test_hostile_inputs import cli
-from tests.study.test_resumed_hub_ids import _models, hub_id_study
+from tests.study.study_fixtures import model_mirror_folders
+from tests.study.test_resumed_hub_ids import hub_id_study
 
 from encoderlab.data.hub import HUB_MODELS_ENV
 from encoderlab.study import real_backend
@@ -31,7 +32,7 @@ def python_study(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
     ENCODERLAB_HOME of the test's own, and the working folder the current folder, as for a script that
     builds the study in Python."""
     sub, work, out = hub_id_study(tmp_path)
-    _models(tmp_path / "mirror", "someone/tok")
+    model_mirror_folders(tmp_path / "mirror", "someone/tok")
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
@@ -41,7 +42,7 @@ def python_study(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
 
 def test_a_python_built_study_reads_an_owner_name_folder_of_the_working_folder(tmp_path, monkeypatch, capsys):
     sub, work, out = python_study(tmp_path, monkeypatch)
-    _models(work, "models/base")  # the user's own model, beside the script that builds the study
+    model_mirror_folders(work, "models/base")  # the user's own model, beside the script that builds the study
     read = load_study_file(sub / "s.yaml")  # its corpus an absolute path; then built as in Python
     runs = tuple(dataclasses.replace(r, init="models/base") if r.init else r for r in read.runs)
     spec = dataclasses.replace(read, runs=runs, folder=None)
@@ -66,7 +67,7 @@ def test_only_a_python_built_study_has_its_folders_pinned(tmp_path, monkeypatch)
     sub, work, _ = hub_id_study(tmp_path)
     monkeypatch.chdir(work)
     from_file = load_study_file(sub / "s.yaml")
-    _models(work, "someone/enc")
+    model_mirror_folders(work, "someone/enc")
     built = dataclasses.replace(from_file, folder=None)
     assert pin_local_starts(built).runs[1].init == str(work / "someone" / "enc")
     assert pin_local_starts(built).data[0].tokenizer == "someone/tok"  # no such folder: a hub id

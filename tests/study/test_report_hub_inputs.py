@@ -14,16 +14,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_start_commits import STUDY, _world
-from tests.data.test_hubmodels import SHA_A
+from tests.data.hub_cache_fixtures import SHA_A
 from tests.reliability.test_hostile_inputs import cli
+from tests.study.study_fixtures import HUB_START_STUDY, hub_start_world
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
 from corpus_fixtures import tokenizer_dir  # noqa: E402, F401 (fixture)
 from hub_corpus_fixtures import FINEWEB_EDU  # noqa: E402
 from test_hub_revision import SHA_A as AT_V1  # noqa: E402 (v1's commit of the corpus)
 from test_hub_revision import SHA_B, fake_hub  # noqa: E402, F401 (fixture)
-from test_stale_corpus import _backend  # noqa: E402
+from tests.study.stale_fixtures import stale_backend  # noqa: E402
 
 from encoderlab.study.data import load_study  # noqa: E402
 from encoderlab.study.runner import run_study  # noqa: E402
@@ -37,7 +37,7 @@ def _row(report: str) -> str:
 def test_the_report_says_the_hub_tokenizer_and_start_model_were_read_unpinned_and_at_which_commit(
     tmp_path, monkeypatch, capsys
 ):
-    _world(tmp_path, monkeypatch)  # main at commit A
+    hub_start_world(tmp_path, monkeypatch)  # main at commit A
     argv = ["study", "run", tmp_path / "drift.yaml", "--out", tmp_path / "out", "--no-fetch"]
     assert cli(argv, capsys)[0] == 0
     report = (tmp_path / "out" / "report" / "report.md").read_text()
@@ -48,8 +48,8 @@ def test_the_report_says_the_hub_tokenizer_and_start_model_were_read_unpinned_an
 
 
 def test_the_report_says_a_pinned_start_model_is_pinned(tmp_path, monkeypatch, capsys):
-    _world(tmp_path, monkeypatch)
-    pinned = STUDY.replace("init: someone/enc}", f"init: someone/enc@{SHA_A}}}")
+    hub_start_world(tmp_path, monkeypatch)
+    pinned = HUB_START_STUDY.replace("init: someone/enc}", f"init: someone/enc@{SHA_A}}}")
     (tmp_path / "drift.yaml").write_text(pinned)
     argv = ["study", "run", tmp_path / "drift.yaml", "--out", tmp_path / "out", "--no-fetch"]
     assert cli(argv, capsys)[0] == 0
@@ -80,7 +80,7 @@ def test_the_report_names_the_commit_a_hub_corpus_was_read_at(
         cka=(),
         claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
     )
-    run_study(spec, tmp_path / "s", _backend(), progress=False)
+    run_study(spec, tmp_path / "s", stale_backend(), progress=False)
     assert load_study(tmp_path / "s").hub_inputs_text() == f"corpus {FINEWEB_EDU} (data main): {expected}"
 
 

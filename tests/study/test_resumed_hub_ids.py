@@ -17,19 +17,12 @@ import shutil
 
 import yaml
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_arguments import assert_refused, model_folder, write_texts
+from tests.reliability.test_hostile_arguments import assert_refused, write_texts
 from tests.reliability.test_hostile_inputs import cli, snapshot
 from tests.reliability.test_hostile_study_files import MINI_STUDY
+from tests.study.study_fixtures import model_mirror_folders
 
 from encoderlab.data.hub import HUB_MODELS_ENV
-
-
-def _models(root, *names):
-    """A tiny model folder (with its tokenizer) at `root/NAME` for each `NAME` (OWNER/NAME)."""
-    model_folder(root)
-    for name in names:
-        shutil.copytree(root / "model", root / name)
-    shutil.rmtree(root / "model")
 
 
 def hub_id_study(tmp_path):
@@ -49,7 +42,7 @@ def hub_id_study(tmp_path):
 def ran_hub_id_study(tmp_path, monkeypatch, capsys):
     """`hub_id_study` run to the end offline, its two hub ids read from a model mirror."""
     sub, work, out = hub_id_study(tmp_path)
-    _models(tmp_path / "mirror", "someone/enc", "someone/tok")
+    model_mirror_folders(tmp_path / "mirror", "someone/enc", "someone/tok")
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
@@ -64,7 +57,9 @@ def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_pat
     (node,) = (out / "nodes" / "pretrain").glob("b-*")
     shutil.rmtree(node)  # run b unfinished: its resume loads its start model again
 
-    _models(work, "someone/enc")  # another model, where the working folder would shadow the hub id
+    model_mirror_folders(
+        work, "someone/enc"
+    )  # another model, where the working folder would shadow the hub id
     for command in ("run", "plan"):
         before = snapshot(tmp_path)
         code, err = cli(["study", command, out], capsys)
@@ -83,7 +78,7 @@ def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_pat
         assert snapshot(tmp_path) == before, "a refused resume changed or wrote files"
         assert_printed_as_documented("study-resume-shadowed-hub-id", err, tmp_path)
     shutil.rmtree(work / "someone")
-    _models(work, "someone/tok")
+    model_mirror_folders(work, "someone/tok")
     code, err = cli(["study", "run", out], capsys)  # only the finished prepare node reads it: accepted
     assert code in (0, None), err
     (node,) = (out / "nodes" / "prepare").glob("main-*")

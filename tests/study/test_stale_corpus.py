@@ -15,18 +15,16 @@ import os
 import shutil
 
 import pytest
-from fake_study import backend as fake_backend
-from fake_study import small_spec, tiny_corpus
+from fake_study import tiny_corpus
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import snapshot
+from tests.study.stale_fixtures import edit_corpus, stale_backend, stale_spec
 
 from encoderlab.errors import UserError
-from encoderlab.study.checks import check_start
 from encoderlab.study.graph import build_graph
 from encoderlab.study.marker import MARKER
-from encoderlab.study.nodes import run_prepare
 from encoderlab.study.runner import node_dir, run_study
-from encoderlab.study.spec import DataSpec, EvalSpec
+from encoderlab.study.spec import EvalSpec
 
 STALE = (
     r"study mini, dataset main: \S+/data was prepared from sources that changed since "
@@ -35,55 +33,23 @@ STALE = (
 )
 
 
-def _prepare(ctx) -> dict:
-    """The real prepare node, plus the documents file the fake pretraining reads."""
-    result = run_prepare(ctx)
-    (ctx.out_dir / "data.json").write_text(json.dumps(["doc"] * 20))
-    return result
-
-
-def _backend(checked: bool = True):
-    backend = fake_backend()
-    backend.kinds["prepare"] = dataclasses.replace(backend.kinds["prepare"], run=_prepare)
-    if checked:  # the real study's checks (a fake backend checks nothing before it runs)
-        backend.check_start = lambda spec, study_dir, graph: check_start(spec, study_dir, graph)
-    return backend
-
-
-def _spec(corpus):
-    spec = small_spec()
-    return dataclasses.replace(
-        spec,
-        name="mini",
-        data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
-        cka=(),
-        claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
-    )
-
-
-def _edit(corpus) -> None:
-    """Other documents in the file, at its old size and a later mtime."""
-    lines = corpus.read_text().splitlines(keepends=True)
-    corpus.write_text("".join(lines[::-1]))
-
-
 def test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs(tmp_path):
     """Was: the finished prepare node was reused, and every run trained on the old text, silently."""
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = _spec(corpus), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
+    spec, study = stale_spec(corpus), tmp_path / "s"
+    run_study(spec, study, stale_backend(), progress=False)
     os.utime(corpus, ns=(corpus.stat().st_atime_ns, corpus.stat().st_mtime_ns + 10**9))
-    run_study(spec, study, _backend(), progress=False)  # touched, the same bytes: nothing to refuse
-    _edit(corpus)
+    run_study(spec, study, stale_backend(), progress=False)  # touched, the same bytes: nothing to refuse
+    edit_corpus(corpus)
     before = snapshot(study)
     with pytest.raises(UserError, match=STALE) as exc:
-        run_study(spec, study, _backend(), progress=False)
+        run_study(spec, study, stale_backend(), progress=False)
     assert "\n" not in str(exc.value) and snapshot(study) == before
-    folder = node_dir(study, build_graph(spec, _backend()).nodes["prepare/main"])
+    folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     assert f"main: {folder / 'data'} was" in str(exc.value)
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     assert_printed_as_documented("study-over-a-changed-corpus", err, tmp_path)
-    run_study(spec, tmp_path / "new", _backend(), progress=False)  # the fix: another --out
+    run_study(spec, tmp_path / "new", stale_backend(), progress=False)  # the fix: another --out
 
 
 def test_study_plan_does_not_count_a_corpus_edited_since(tmp_path, capsys):
@@ -93,11 +59,11 @@ def test_study_plan_does_not_count_a_corpus_edited_since(tmp_path, capsys):
     from encoderlab.study.files import dump_study
 
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = _spec(corpus), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
+    spec, study = stale_spec(corpus), tmp_path / "s"
+    run_study(spec, study, stale_backend(), progress=False)
     (tmp_path / "s.yaml").write_text(dump_study(dataclasses.replace(spec, eval=EvalSpec(suite="pocket"))))
     assert cli(["study", "plan", tmp_path / "s.yaml", "--out", study], capsys)[0] == 0
-    _edit(corpus)
+    edit_corpus(corpus)
     assert_one_line(*cli(["study", "plan", tmp_path / "s.yaml", "--out", study], capsys), STALE)
 
 
@@ -105,14 +71,14 @@ def test_an_unfinished_prepare_node_over_an_edited_corpus_is_refused_in_a_studys
     """Was `data prepare`'s line, whose fix is "choose another --out", when the node's data was prepared
     but its marker not written (killed in between); the node says the same as the check before the study."""
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = _spec(corpus), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
-    prepare = build_graph(spec, _backend()).nodes["prepare/main"]
+    spec, study = stale_spec(corpus), tmp_path / "s"
+    run_study(spec, study, stale_backend(), progress=False)
+    prepare = build_graph(spec, stale_backend()).nodes["prepare/main"]
     (node_dir(study, prepare) / MARKER).unlink()
-    _edit(corpus)
+    edit_corpus(corpus)
     for checked in (True, False):  # refused before the study runs, and by the node itself
         with pytest.raises(UserError, match=STALE) as exc:
-            run_study(spec, study, _backend(checked), progress=False)
+            run_study(spec, study, stale_backend(checked), progress=False)
         assert "--out folder" in str(exc.value) and "choose another --out" not in str(exc.value)
 
 
@@ -120,11 +86,11 @@ def test_a_study_with_max_passes_says_its_corpus_changed_before_counting_passes_
     """Was: `max_passes` was checked from the finished prepare node's counts, the old corpus's, first,
     so the study was refused for passes it would not make, and the changed corpus went unsaid."""
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = _spec(corpus), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
-    _edit(corpus)
+    spec, study = stale_spec(corpus), tmp_path / "s"
+    run_study(spec, study, stale_backend(), progress=False)
+    edit_corpus(corpus)
     with pytest.raises(UserError, match=STALE):  # the old counts would exceed any pass of this limit
-        run_study(dataclasses.replace(spec, max_passes=1e-9), study, _backend(), progress=False)
+        run_study(dataclasses.replace(spec, max_passes=1e-9), study, stale_backend(), progress=False)
 
 
 def test_a_study_with_max_passes_checks_its_prepared_data_once(tmp_path, monkeypatch):
@@ -133,16 +99,16 @@ def test_a_study_with_max_passes_checks_its_prepared_data_once(tmp_path, monkeyp
     from encoderlab.study import checks
 
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = dataclasses.replace(_spec(corpus), max_passes=1e9), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
+    spec, study = dataclasses.replace(stale_spec(corpus), max_passes=1e9), tmp_path / "s"
+    run_study(spec, study, stale_backend(), progress=False)
     checked = []  # the prepare nodes whose data was held to its corpus
     real = checks.refuse_stale_data
     monkeypatch.setattr(checks, "refuse_stale_data", lambda *a: checked.append(a[1]) or real(*a))
-    run_study(spec, study, _backend(), progress=False)  # resumed: every node finished
+    run_study(spec, study, stale_backend(), progress=False)  # resumed: every node finished
     assert checked == ["main"]
-    _edit(corpus)  # still said before the passes are counted from the old data (the test above)
+    edit_corpus(corpus)  # still said before the passes are counted from the old data (the test above)
     with pytest.raises(UserError, match=STALE):
-        run_study(dataclasses.replace(spec, max_passes=1e-9), study, _backend(), progress=False)
+        run_study(dataclasses.replace(spec, max_passes=1e-9), study, stale_backend(), progress=False)
 
 
 def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_that_helps(tmp_path):
@@ -152,9 +118,9 @@ def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_th
     words = json.loads(tiny_corpus(tmp_path / "c.jsonl", 60).read_text().splitlines()[0])["text"].split()
     corpus = tmp_path / "mac.txt"
     corpus.write_bytes("\r\r".join(" ".join(words[i:] + words[:i]) for i in range(12)).encode() + b"\r")
-    spec, study = _spec(corpus), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
-    folder = node_dir(study, build_graph(spec, _backend()).nodes["prepare/main"])
+    spec, study = stale_spec(corpus), tmp_path / "s"
+    run_study(spec, study, stale_backend(), progress=False)
+    folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     for record in (folder / "data" / "meta.json", folder / "tokenizer" / "sources.json"):
         if record.exists():  # as an encoderlab from before `txt_reading` wrote it
             data = json.loads(record.read_text())
@@ -162,7 +128,7 @@ def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_th
             record.write_text(json.dumps(data))
     before = snapshot(study)
     with pytest.raises(UserError) as exc:
-        run_study(spec, study, _backend(), progress=False)
+        run_study(spec, study, stale_backend(), progress=False)
     assert str(exc.value) == (
         f"study mini, dataset main: {folder / 'data'} was prepared from sources that changed since ({corpus} "
         "holds a lone \\r (no \\n after it), which ends a line since an older encoderlab read it: it reads as other "
@@ -174,4 +140,4 @@ def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_th
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     assert_printed_as_documented("study-over-older-txt-reading", err, tmp_path)
     shutil.rmtree(folder)  # the fix: prepared again, as this encoderlab reads the corpus
-    run_study(spec, study, _backend(), progress=False)
+    run_study(spec, study, stale_backend(), progress=False)

@@ -12,9 +12,9 @@ import shutil
 
 import pytest
 from fake_study import tiny_corpus
-from test_stale_corpus import _backend, _edit, _spec
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import snapshot
+from tests.study.stale_fixtures import edit_corpus, stale_backend, stale_spec
 
 from encoderlab.errors import UserError
 from encoderlab.study.graph import build_graph
@@ -31,9 +31,9 @@ STALE = (
 def _interrupted_after_the_tokenizer(tmp_path):
     """A study run to its end, then its prepare node put back as a kill after the tokenizer left it."""
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = _spec(corpus), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
-    folder = node_dir(study, build_graph(spec, _backend()).nodes["prepare/main"])
+    spec, study = stale_spec(corpus), tmp_path / "s"
+    run_study(spec, study, stale_backend(), progress=False)
+    folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     (folder / MARKER).unlink()
     shutil.rmtree(folder / "data")
     for name in os.listdir(folder):  # the node's result and the fake's documents come after the data
@@ -45,16 +45,16 @@ def _interrupted_after_the_tokenizer(tmp_path):
 def test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus(tmp_path):
     """Was: the rerun trained the data and every run on the tokenizer of the old text, without a word."""
     corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
-    _edit(corpus)
+    edit_corpus(corpus)
     before = snapshot(study)
     for checked in (True, False):  # refused before the study runs, and by the node itself
         with pytest.raises(UserError, match=STALE) as exc:
-            run_study(spec, study, _backend(checked), progress=False)
+            run_study(spec, study, stale_backend(checked), progress=False)
         assert "\n" not in str(exc.value) and (snapshot(study) == before or not checked)
         assert f"main: {folder / 'tokenizer'} was" in str(exc.value)
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     assert_printed_as_documented("study-tokenizer-over-a-changed-corpus", err, tmp_path)
-    run_study(spec, tmp_path / "new", _backend(), progress=False)  # the fix: another --out
+    run_study(spec, tmp_path / "new", stale_backend(), progress=False)  # the fix: another --out
 
 
 def test_a_tokenizer_trained_before_an_interruption_is_reused_over_the_same_corpus(tmp_path):
@@ -62,7 +62,7 @@ def test_a_tokenizer_trained_before_an_interruption_is_reused_over_the_same_corp
     corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
     trained = (folder / "tokenizer" / "tokenizer.json").read_bytes()
     os.utime(corpus, ns=(corpus.stat().st_atime_ns, corpus.stat().st_mtime_ns + 10**9))
-    run_study(spec, study, _backend(), progress=False)
+    run_study(spec, study, stale_backend(), progress=False)
     assert (folder / "tokenizer" / "tokenizer.json").read_bytes() == trained and (folder / MARKER).exists()
 
 
@@ -81,7 +81,7 @@ def test_train_tokenizer_records_what_it_read_as_meta_json_does(tmp_path):
     (entry,) = record["sources"][0]["files"]
     assert entry["path"] == str(corpus) and entry["complete"] and entry["bytes"] == corpus.stat().st_size
     assert source_change(record) is None
-    _edit(corpus)
+    edit_corpus(corpus)
     assert source_change(record) == f"{corpus} now holds other bytes"
     tiny_corpus(tmp_path / "few.jsonl", 40)  # max_docs: the part read is recorded, its hash that part's
     train_tokenizer(
@@ -106,21 +106,21 @@ def test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_ye
 
     corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
     (folder / "tokenizer" / SOURCES).unlink()
-    _edit(corpus)
+    edit_corpus(corpus)
     before = snapshot(study)
     for checked in (True, False):  # refused before the study runs, and by the node itself
         with pytest.raises(UserError, match=UNRECORDED) as exc:
-            run_study(spec, study, _backend(checked), progress=False)
+            run_study(spec, study, stale_backend(checked), progress=False)
         assert f"main: {folder / 'tokenizer'} records" in str(exc.value)
         assert snapshot(study) == before or not checked
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     assert_printed_as_documented("study-tokenizer-without-sources", err, tmp_path)
     (folder / "data").mkdir()  # data begun with that tokenizer goes too
     with pytest.raises(UserError, match=r"delete \S+/tokenizer and \S+/data to train it again"):
-        run_study(spec, study, _backend(), progress=False)
+        run_study(spec, study, stale_backend(), progress=False)
     shutil.rmtree(folder / "tokenizer")  # the fix it names
     (folder / "data").rmdir()
-    run_study(spec, study, _backend(), progress=False)
+    run_study(spec, study, stale_backend(), progress=False)
     assert (folder / MARKER).exists() and (folder / "tokenizer" / SOURCES).is_file()
 
 
@@ -129,12 +129,12 @@ def test_a_finished_prepare_node_whose_tokenizer_records_no_sources_is_kept(tmp_
     from encoderlab.data.tokenizer_training import SOURCES
 
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = _spec(corpus), tmp_path / "s"
-    run_study(spec, study, _backend(), progress=False)
-    folder = node_dir(study, build_graph(spec, _backend()).nodes["prepare/main"])
+    spec, study = stale_spec(corpus), tmp_path / "s"
+    run_study(spec, study, stale_backend(), progress=False)
+    folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     (folder / "tokenizer" / SOURCES).unlink()
     before = snapshot(study)
-    run_study(spec, study, _backend(), progress=False)  # nothing to refuse, nothing to run again
+    run_study(spec, study, stale_backend(), progress=False)  # nothing to refuse, nothing to run again
     assert not (folder / "tokenizer" / SOURCES).exists() and (folder / MARKER).exists()
     assert {k: v for k, v in snapshot(study).items() if k.startswith("nodes/prepare")} == {
         k: v for k, v in before.items() if k.startswith("nodes/prepare")
@@ -175,12 +175,12 @@ def test_a_tokenizer_whose_sources_json_is_damaged_says_so(tmp_path, written, re
     before = snapshot(study)
     for checked in (True, False):  # refused before the study runs, and by the node itself
         with pytest.raises(UserError, match=_damaged(reason)) as exc:
-            run_study(spec, study, _backend(checked), progress=False)
+            run_study(spec, study, stale_backend(checked), progress=False)
         assert f"main: {folder / 'tokenizer' / SOURCES}, the record" in str(exc.value)
         assert snapshot(study) == before or not checked
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     if reason == "not valid JSON":  # the row's case
         assert_printed_as_documented("study-tokenizer-damaged-sources", err, tmp_path)
     shutil.rmtree(folder / "tokenizer")  # the fix it names
-    run_study(spec, study, _backend(), progress=False)
+    run_study(spec, study, stale_backend(), progress=False)
     assert (folder / MARKER).exists() and (folder / "tokenizer" / SOURCES).is_file()

@@ -8,43 +8,16 @@ from __future__ import annotations
 
 import json
 
-from fake_study import tiny_corpus
-from test_files import _task_file
-from tests.data.test_hubmodels import SHA_A, SHA_B, cache_two_commits
-from tests.eval.fixtures import model_folder
+from tests.data.hub_cache_fixtures import SHA_A, SHA_B
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.study.study_fixtures import HUB_START_STUDY, hub_start_world
 
-STUDY = """
-name: drift
-description: continued pretraining of a hub model
-size: tiny
-seq_len: 32
-micro_batch: 2
-grad_accum: 2
-steps: 3
-run_overrides: {precision: fp32}
-data: [{name: main, corpus: [corpus.jsonl], tokenizer: someone/enc, decontaminate: false}]
-runs:
-  - {name: cpt, recipe: cpt-mlm, init: someone/enc}
-eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0], max_steps: 2}
-baseline: cpt
-"""
 AS_IS = "  - {name: start, init: someone/enc}\n"
 
 
-def _world(tmp_path, monkeypatch):
-    storage = cache_two_commits(tmp_path, monkeypatch, lambda folder, sha: model_folder(folder))
-    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
-    (storage / "refs" / "main").write_text(SHA_A)
-    tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
-    (tmp_path / "drift.yaml").write_text(STUDY)
-    return storage
-
-
 def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
-    storage = _world(tmp_path, monkeypatch)
+    storage = hub_start_world(tmp_path, monkeypatch)
     argv = ["study", "run", tmp_path / "drift.yaml", "--out", tmp_path / "out", "--no-fetch"]
     code, err = cli(argv, capsys)
     assert code == 0, err
@@ -56,7 +29,9 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(t
     assert json.loads(meta.read_text())["tokenizer"]["commit"] == SHA_A
     assert f"tokenizer someone/enc (commit {SHA_A[:12]})" in report
 
-    (tmp_path / "drift.yaml").write_text(STUDY.replace("runs:\n", "runs:\n" + AS_IS))  # evaluate it as is too
+    (tmp_path / "drift.yaml").write_text(
+        HUB_START_STUDY.replace("runs:\n", "runs:\n" + AS_IS)
+    )  # evaluate it as is too
     (storage / "refs" / "main").write_text(SHA_B)  # the repo moved on
     before = snapshot(tmp_path / "out")
     code, err = cli(argv, capsys)
@@ -80,8 +55,8 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(t
 def test_a_resumed_study_whose_hub_start_moved_is_refused_when_only_evaluations_as_is_read_it(
     tmp_path, monkeypatch, capsys
 ):
-    storage = _world(tmp_path, monkeypatch)
-    as_is = STUDY.replace("  - {name: cpt, recipe: cpt-mlm, init: someone/enc}\n", AS_IS)
+    storage = hub_start_world(tmp_path, monkeypatch)
+    as_is = HUB_START_STUDY.replace("  - {name: cpt, recipe: cpt-mlm, init: someone/enc}\n", AS_IS)
     (tmp_path / "drift.yaml").write_text(as_is.replace("baseline: cpt", "baseline: start"))
     argv = ["study", "run", tmp_path / "drift.yaml", "--out", tmp_path / "out", "--no-fetch"]
     code, err = cli(argv, capsys)
@@ -91,7 +66,7 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_when_only_evaluations_
     assert f"| start | start | (evaluated as is) | – | someone/enc (commit {SHA_A[:12]}) |" in report
 
     (tmp_path / "drift.yaml").write_text(
-        STUDY.replace("runs:\n", "runs:\n" + AS_IS)
+        HUB_START_STUDY.replace("runs:\n", "runs:\n" + AS_IS)
     )  # a run continues it now
     (storage / "refs" / "main").write_text(SHA_B)  # the repo moved on
     before = snapshot(tmp_path / "out")

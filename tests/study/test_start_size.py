@@ -11,8 +11,8 @@ import json
 
 import pytest
 from fake_study import tiny_corpus
-from test_files import MINE, _task_file
 from tests.eval.fixtures import model_folder
+from tests.study.study_fixtures import MINE, polarity_task_file
 
 from encoderlab.cli import main
 from encoderlab.model.sizeof import stored_size
@@ -26,7 +26,7 @@ def world(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     model_folder(tmp_path / "enc")
     tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     study = MINE.replace("  - {name: clm, recipe: pfs-clm}\n", "  - {name: start, init: enc}\n")
     (tmp_path / "my-study.yaml").write_text(study.replace("b: clm", "b: start"))
     return tmp_path

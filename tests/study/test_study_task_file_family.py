@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from fake_study import tiny_corpus
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
-from tests.study.test_files import MINE, _task_file
+from tests.study.study_fixtures import MINE, polarity_task_file
 
 from encoderlab.eval.tasks import TASKS
 
 
 def test_a_study_naming_a_task_file_of_a_family_list_is_refused_and_writes_nothing(tmp_path, capsys):
     tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
+    polarity_task_file(tmp_path)
     task = tmp_path / "polarity.yaml"
     task.write_text(task.read_text().replace("family: sc", "family: [sc]"))
     (tmp_path / "my-study.yaml").write_text(MINE)

@@ -18,7 +18,7 @@ from fake_study import backend as fake_backend
 from fake_study import small_spec
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import snapshot
-from tests.study.test_files import _task_file
+from tests.study.study_fixtures import polarity_task_file
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks import TASKS
@@ -60,7 +60,7 @@ def _backend():
 def _spec(tmp_path):
     """`small_spec`, its fake suite's tasks and the task of a real task file, one LR and seed."""
     (tmp_path / "tasks").mkdir()
-    _task_file(tmp_path / "tasks")
+    polarity_task_file(tmp_path / "tasks")
     ev = dataclasses.replace(
         small_spec().eval, lrs=(1e-4,), seeds=(0,), task_files=(str(tmp_path / "tasks" / "polarity.yaml"),)
     )
@@ -150,7 +150,7 @@ def test_with_only_some_task_files_gone_none_is_taken_from_the_record_and_the_re
     finished nodes; put back, the study resumes with every node kept."""
     spec, study = _spec(tmp_path), tmp_path / "s"
     (tmp_path / "more").mkdir()
-    _task_file(tmp_path / "more")
+    polarity_task_file(tmp_path / "more")
     tone = tmp_path / "more" / "tone.yaml"
     tone.write_text((tmp_path / "more" / "polarity.yaml").read_text().replace("name: polarity", "name: tone"))
     (tmp_path / "more" / "polarity.yaml").unlink()

@@ -1,12 +1,16 @@
-"""Tiny run configs for training tests (a few steps of the `tiny` model on synthetic data)."""
+"""Tiny run configs for training tests (a few steps of the `tiny` model on synthetic data), and the tiny
+checkpoints, decoders and planted files several training test modules start from."""
 
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import socket
 import time
 from pathlib import Path
+
+import torch
 
 from encoderlab.data.batch import BatchLayout
 from encoderlab.objectives import CLM, MLM
@@ -92,3 +96,74 @@ def spawn_ranks(worker, args: tuple, nprocs: int = 2) -> None:
             pytest.fail(
                 f"{nprocs} spawned ranks still running after {SPAWN_TIMEOUT_S} s: a hang (py-spy dump shows where)"
             )
+
+
+def save_tiny_bert(folder) -> None:
+    """A 2-layer BertForMaskedLM checkpoint: a model that goes through the transformers adapter."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(0)
+    bert = BertConfig(
+        vocab_size=128,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    BertForMaskedLM(bert).save_pretrained(str(folder))
+
+
+class PlantedPayload:
+    """An object whose unpickling writes `marker`: a load that unpickles it ran code."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (self.marker, "code ran"))
+
+
+def plant_malicious_checkpoint(ckpt_dir: Path, marker: Path) -> None:
+    """A malicious `.metadata` where DCP's reader looks for it (and a `.distcp` beside it)."""
+    folder = ckpt_dir / "train_state"
+    folder.mkdir(exist_ok=True)
+    (folder / ".metadata").write_bytes(pickle.dumps(PlantedPayload(marker)))
+    (folder / "__0_0.distcp").write_bytes(pickle.dumps(PlantedPayload(marker)))
+
+
+DECODER_VOCAB = 96
+EOT = "<|endoftext|>"
+
+
+def decoder_tokenizer():
+    """A word-level fast tokenizer with `<|endoftext|>` at 0 and `t<id>` elsewhere: no mask token."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {EOT: 0, **{f"t{i}": i for i in range(1, DECODER_VOCAB)}}
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token=EOT))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=EOT, eos_token=EOT)
+
+
+def save_tiny_decoder(folder: Path, tied: bool) -> Path:
+    """A 2-layer LlamaForCausalLM with random weights and the tokenizer above."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(
+        vocab_size=DECODER_VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        tie_word_embeddings=tied,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    LlamaForCausalLM(cfg).save_pretrained(str(folder))
+    decoder_tokenizer().save_pretrained(str(folder))
+    return folder

@@ -8,33 +8,15 @@ plant such a pickle (its `__reduce__` writes a marker file) and check that nothi
 from __future__ import annotations
 
 import dataclasses
-import pickle
 import shutil
-from pathlib import Path
 
 import pytest
-from tests.train.helpers import tiny_run
+from tests.train.helpers import plant_malicious_checkpoint, tiny_run
 
 from encoderlab.errors import UserError
 from encoderlab.train import checkpoint as ckpt
 from encoderlab.train import pretrain
 from encoderlab.train.config import ModelSpec
-
-
-class _Payload:
-    def __init__(self, marker: Path):
-        self.marker = marker
-
-    def __reduce__(self):
-        return (Path.write_text, (self.marker, "code ran"))
-
-
-def _plant(ckpt_dir: Path, marker: Path) -> None:
-    """A malicious `.metadata` where DCP's reader looks for it (and a `.distcp` beside it)."""
-    folder = ckpt_dir / "train_state"
-    folder.mkdir(exist_ok=True)
-    (folder / ".metadata").write_bytes(pickle.dumps(_Payload(marker)))
-    (folder / "__0_0.distcp").write_bytes(pickle.dumps(_Payload(marker)))
 
 
 @pytest.fixture
@@ -47,7 +29,7 @@ def run_with_checkpoint(tmp_path):
 def test_resume_never_unpickles_a_planted_metadata_file(tmp_path, run_with_checkpoint):
     cfg = run_with_checkpoint
     marker = tmp_path / "pwned"
-    _plant(ckpt.checkpoint_dir(cfg.out, 4), marker)
+    plant_malicious_checkpoint(ckpt.checkpoint_dir(cfg.out, 4), marker)
     pretrain(cfg, resume=True)
     assert not marker.exists()
 
@@ -56,7 +38,7 @@ def test_init_load_full_never_unpickles_a_planted_metadata_file(tmp_path, run_wi
     cfg = run_with_checkpoint
     marker = tmp_path / "pwned"
     step = ckpt.checkpoint_dir(cfg.out, 4)
-    _plant(step, marker)
+    plant_malicious_checkpoint(step, marker)
     cont = dataclasses.replace(cfg, model=ModelSpec(init=str(step), load="full"), out=str(tmp_path / "cont"))
     pretrain(cont)
     assert not marker.exists()
@@ -67,7 +49,7 @@ def test_a_checkpoint_in_the_old_layout_is_refused_without_reading_it(tmp_path, 
     marker = tmp_path / "pwned"
     step = ckpt.checkpoint_dir(cfg.out, 4)
     (step / ckpt.TRAIN_STATE).unlink()
-    _plant(step, marker)
+    plant_malicious_checkpoint(step, marker)
     with pytest.raises(UserError, match="never read because its metadata is a pickle"):
         ckpt.load_train_state(step)
     assert not marker.exists()

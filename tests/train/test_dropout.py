@@ -4,8 +4,7 @@ held-out with it off; the RNG that dropout draws from is touched by nothing else
 from __future__ import annotations
 
 import torch
-from tests.train.helpers import tiny_run
-from tests.train.test_trainer import _save_tiny_bert
+from tests.train.helpers import save_tiny_bert, tiny_run
 
 from encoderlab.objectives import MLM
 from encoderlab.train import Phase
@@ -16,7 +15,7 @@ from encoderlab.train.validation import Validator
 
 
 def test_a_bert_trains_with_dropout_and_is_scored_without(tmp_path):
-    _save_tiny_bert(tmp_path / "bert")  # BertConfig's default hidden and attention dropout: 0.1
+    save_tiny_bert(tmp_path / "bert")  # BertConfig's default hidden and attention dropout: 0.1
     phases = (Phase(objective=MLM(mask_ratio=0.3), steps=2),)
     cfg = tiny_run(
         tmp_path / "run",

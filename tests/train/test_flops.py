@@ -12,6 +12,9 @@ from __future__ import annotations
 import pytest
 import torch
 from tests.model.model_fixtures import ADAPTED_FAMILIES
+from tests.train.flops_fixtures import LENGTH as T
+from tests.train.flops_fixtures import ROWS as B
+from tests.train.flops_fixtures import adapter_step
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -24,7 +27,6 @@ from encoderlab.train.flops import attended_pairs, forward_flops, train_flops
 
 SPEC = synthetic_spec(300)
 CONFIG = ModelConfig.from_size("tiny", vocab_size=300, mask_id=3, pad_id=0, bos_id=1, eos_id=2)
-B, T = 2, 32
 
 
 def _inputs(objective, doc_lengths: list[list[int]]):
@@ -137,25 +139,6 @@ def test_modernbert_local_layers_count_only_the_pairs_their_window_allows(mode):
     assert shape.windowed_layers == 2 and model.config.n_layers == 3
 
 
-def _adapter_step(family: str, config):
-    """A whole MLM training step of `family`'s adapter over `config`, one document per row: the adapter,
-    torch's count of the step's matmul FLOPs, and ours."""
-    from encoderlab.model.hf_registry import ADAPTERS, hf_class
-
-    config._attn_implementation = ADAPTERS[family].attention_kernel
-    model = ADAPTERS[family](hf_class(family)(config)).train()
-    spec = synthetic_spec(config.vocab_size)
-    docs = torch.zeros(B, T, dtype=torch.long)
-    ids = torch.randint(5, spec.vocab_size, (B, T), generator=torch.Generator().manual_seed(0))
-    batch = PackedBatch(input_ids=ids, doc_ids=docs, position_ids=positions_from_doc_ids(docs))
-    x = MLM(mask_ratio=0.3).prepare(batch, spec, torch.Generator().manual_seed(1))
-    assert x.n_targets > 0
-    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
-        hidden = model(x.input_ids, attention_mode=x.attention_mode, doc_ids=x.doc_ids).last_hidden_state
-        lm_loss(model, hidden, x.targets)[0].backward()
-    return model, counter.get_total_flops(), train_flops(model.config, [x])
-
-
 @pytest.mark.parametrize(
     "family",
     [f for f in ADAPTED_FAMILIES if f != "deberta"],  # v1 and v2 apart: test_flops_deberta.py
@@ -187,7 +170,7 @@ def test_an_adapters_training_step_counts_its_heads_transform(family):
     configs |= {"albert": lambda: albert_config(embedding_size=32)}
     configs |= {"roberta-prelayernorm": lambda: roberta_config("RobertaPreLayerNormConfig")}
     config = configs[family]()
-    model, torchs, ours = _adapter_step(family, config)
+    model, torchs, ours = adapter_step(family, config)
     shape = model.config.matmul_shape()
     whole = attended_pairs(torch.zeros(B, T, dtype=torch.long), False, shape.window)
     left_out = shape.windowed_layers * (B * T * T - whole)
@@ -203,7 +186,7 @@ def test_a_narrower_electra_embeddings_projection_is_counted():
     from tests.model.model_fixtures import electra_config
 
     config = electra_config()
-    model, torchs, ours = _adapter_step("electra", config)
+    model, torchs, ours = adapter_step("electra", config)
     shape = model.config.matmul_shape()
     assert ours == torchs
     assert shape.input_projection == shape.head_transform == config.embedding_size < config.hidden_size
@@ -216,7 +199,7 @@ def test_albert_s_embedding_projection_and_shared_layer_are_counted():
     from tests.model.model_fixtures import albert_config
 
     config = albert_config()
-    model, torchs, ours = _adapter_step("albert", config)
+    model, torchs, ours = adapter_step("albert", config)
     shape = model.config.matmul_shape()
     assert ours == torchs
     assert shape.input_projection == shape.head_transform == config.embedding_size != config.hidden_size

@@ -17,14 +17,15 @@ from __future__ import annotations
 import pytest
 import torch
 from tests.model.model_fixtures import VOCAB, deberta_config, deberta_v1_config
-from tests.train.test_flops import _adapter_step
+from tests.train.flops_fixtures import LENGTH as T
+from tests.train.flops_fixtures import ROWS as B
+from tests.train.flops_fixtures import adapter_step
 from torch.utils.flop_counter import FlopCounterMode
 
 from encoderlab.model.hf_registry import ADAPTERS, hf_class
 from encoderlab.objectives.base import IGNORE, ObjectiveInputs
 from encoderlab.train.flops import train_flops
 
-B, T = 2, 32
 CONFIGS = {
     "v1, span over the row": ("deberta", lambda: deberta_v1_config()),  # max positions 64: cut to 32
     "v1, span within the row": ("deberta", lambda: deberta_v1_config(max_relative_positions=8)),
@@ -89,7 +90,7 @@ def test_a_narrower_embeddings_projection_is_counted(family):
     config = {"deberta": deberta_v1_config, "deberta-v2": deberta_config}[family](
         embedding_size=16, legacy=True
     )
-    model, torchs, ours = _adapter_step(family, config)
+    model, torchs, ours = adapter_step(family, config)
     shape = model.config.matmul_shape()
     assert ours == torchs
     assert shape.input_projection == shape.head_transform == config.embedding_size < config.hidden_size

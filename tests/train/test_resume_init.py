@@ -148,13 +148,13 @@ def test_a_start_from_a_run_folder_records_the_model_it_loads(tmp_path, whole):
 @pytest.fixture(scope="module")
 def decoder_data(tmp_path_factory):
     """Text prepared with a decoder's tokenizer (no mask token), as a run from SmolLM2 reads it."""
-    from tests.train.test_vocab import VOCAB, _save_decoder
+    from tests.train.helpers import DECODER_VOCAB, save_tiny_decoder
 
     from encoderlab.cli import main
 
     root = tmp_path_factory.mktemp("decoder_data")
-    _save_decoder(root / "tokenizer", tied=True)
-    texts = [" ".join(f"t{(i * 7 + j) % (VOCAB - 1) + 1}" for j in range(60)) for i in range(40)]
+    save_tiny_decoder(root / "tokenizer", tied=True)
+    texts = [" ".join(f"t{(i * 7 + j) % (DECODER_VOCAB - 1) + 1}" for j in range(60)) for i in range(40)]
     (root / "corpus.jsonl").write_text(
         "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts))
     )
@@ -168,11 +168,11 @@ def test_a_run_that_added_a_mask_token_resumes_exactly_without_its_start_model(
 ):
     """On prepared data: the resumed model is the checkpoint's (the added row included), and the data's
     tokenizer, with the run's mask token added again, is still compared with the checkpoint's."""
-    from tests.train.test_vocab import _save_decoder
+    from tests.train.helpers import save_tiny_decoder
 
     def run(name: str):
         spec = ModelSpec(
-            init=str(_save_decoder(tmp_path / f"{name}_decoder", tied=True)), mask_token="<mask>"
+            init=str(save_tiny_decoder(tmp_path / f"{name}_decoder", tied=True)), mask_token="<mask>"
         )
         data = dataclasses.replace(tiny_run(tmp_path).data, path=str(decoder_data))
         return tiny_run(tmp_path / name, phases=PHASES, model=spec, data=data)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.data.test_hubmodels import SHA_A, SHA_B, cache_two_commits
+from tests.data.hub_cache_fixtures import SHA_A, SHA_B, cache_two_commits
 from tests.reliability.test_hostile_inputs import cli
 from tests.train.helpers import tiny_run
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from tests.train.helpers import metrics, tiny_run
+from tests.train.helpers import metrics, save_tiny_bert, tiny_run
 
 from encoderlab.data.batch import PackedBatch
 from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
@@ -366,25 +366,9 @@ def test_resume_drops_a_torn_metrics_line(tmp_path, reference):
     assert [r["loss"] for r in metrics(cfg.out)] == [r["loss"] for r in metrics(reference.out)]
 
 
-def _save_tiny_bert(folder) -> None:
-    """A 2-layer BertForMaskedLM checkpoint: a model that goes through the transformers adapter."""
-    from transformers import BertConfig, BertForMaskedLM
-
-    torch.manual_seed(0)
-    bert = BertConfig(
-        vocab_size=128,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    BertForMaskedLM(bert).save_pretrained(str(folder))
-
-
 def test_continued_pretraining_from_a_bert_folder_resumes_exactly(tmp_path):
     """An adapter model's checkpoints resume (its saved config has no ModelConfig to read back)."""
-    _save_tiny_bert(tmp_path / "bert")
+    save_tiny_bert(tmp_path / "bert")
     phases = (Phase(objective=MLM(mask_ratio=0.3), steps=3),)
     init = ModelSpec(init=str(tmp_path / "bert"))
     whole = tiny_run(tmp_path / "whole", phases=phases, model=init)
@@ -447,7 +431,7 @@ def test_a_clm_phase_on_a_deberta_checkpoint_with_a_convolution_is_refused_befor
 def test_freezing_an_adapted_checkpoint_freezes_its_own_blocks(tmp_path):
     """A BERT-family checkpoint names its blocks `hf.bert.encoder.layer.N`: freezing block 0 keeps
     exactly those weights while block 1 trains (a name pattern once froze nothing here)."""
-    _save_tiny_bert(tmp_path / "bert")
+    save_tiny_bert(tmp_path / "bert")
     start = _weights(tmp_path / "bert")
     phases = (Phase(objective=CLM(), steps=3, freeze="0"),)
     cfg = tiny_run(tmp_path / "run", phases=phases, model=ModelSpec(init=str(tmp_path / "bert")))

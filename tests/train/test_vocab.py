@@ -13,6 +13,7 @@ import pytest
 import torch
 from helpers import tiny_run
 from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.train.helpers import DECODER_VOCAB, EOT, save_tiny_decoder
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.data.synthetic import SyntheticSource
@@ -24,43 +25,8 @@ from encoderlab.train.recipes import make_recipe
 from encoderlab.train.step import TrainStep
 from encoderlab.train.vocab import ADDED_TOKENS
 
-VOCAB = 96
-EOT = "<|endoftext|>"
-DECODER_SPEC = TokenSpec(vocab_size=VOCAB, bos_id=0, eos_id=0, special_ids=(0,))
+DECODER_SPEC = TokenSpec(vocab_size=DECODER_VOCAB, bos_id=0, eos_id=0, special_ids=(0,))
 """SmolLM2's shape of vocabulary: one special token (document start and end), no mask, no padding."""
-
-
-def _decoder_tokenizer():
-    """A word-level fast tokenizer with `<|endoftext|>` at 0 and `t<id>` elsewhere: no mask token."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {EOT: 0, **{f"t{i}": i for i in range(1, VOCAB)}}
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token=EOT))
-    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=EOT, eos_token=EOT)
-
-
-def _save_decoder(folder: Path, tied: bool) -> Path:
-    """A 2-layer LlamaForCausalLM with random weights and the tokenizer above."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    cfg = LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-        tie_word_embeddings=tied,
-        bos_token_id=0,
-        eos_token_id=0,
-    )
-    LlamaForCausalLM(cfg).save_pretrained(str(folder))
-    _decoder_tokenizer().save_pretrained(str(folder))
-    return folder
 
 
 def _run(tmp_path: Path, init: Path, mask_token: str = "<mask>", steps: int = 2, **overrides):
@@ -75,28 +41,32 @@ def _run(tmp_path: Path, init: Path, mask_token: str = "<mask>", steps: int = 2,
 
 @pytest.mark.parametrize("tied", [True, False], ids=["tied", "untied"])
 def test_a_decoder_gets_a_mask_token_with_mean_rows_and_keeps_its_function(tmp_path, tied):
-    start = load_pretrained(_save_decoder(tmp_path / "decoder", tied)).model
+    start = load_pretrained(save_tiny_decoder(tmp_path / "decoder", tied)).model
     cfg, source = _run(tmp_path, tmp_path / "decoder")
     step = TrainStep(cfg, source=source)
     model = step.model
 
-    assert step.spec.mask_id == VOCAB and step.spec.vocab_size == VOCAB + 1 and VOCAB in step.spec.special_ids
-    assert step.tokenizer.mask_token == "<mask>" and step.tokenizer.mask_token_id == VOCAB
-    assert model.config.vocab_size == VOCAB + 1
+    assert (
+        step.spec.mask_id == DECODER_VOCAB
+        and step.spec.vocab_size == DECODER_VOCAB + 1
+        and DECODER_VOCAB in step.spec.special_ids
+    )
+    assert step.tokenizer.mask_token == "<mask>" and step.tokenizer.mask_token_id == DECODER_VOCAB
+    assert model.config.vocab_size == DECODER_VOCAB + 1
     emb, head = model.embed_tokens.weight.detach(), model.lm_head.weight.detach()
-    torch.testing.assert_close(emb[VOCAB], start.embed_tokens.weight[:VOCAB].mean(0))
-    torch.testing.assert_close(head[VOCAB], start.lm_head.weight[:VOCAB].mean(0))
+    torch.testing.assert_close(emb[DECODER_VOCAB], start.embed_tokens.weight[:DECODER_VOCAB].mean(0))
+    torch.testing.assert_close(head[DECODER_VOCAB], start.lm_head.weight[:DECODER_VOCAB].mean(0))
     assert (head.data_ptr() == emb.data_ptr()) == tied
     # every existing row is untouched, so on the old vocabulary the model computes what it did
-    ids = torch.randint(1, VOCAB, (2, 16), generator=torch.Generator().manual_seed(1))
+    ids = torch.randint(1, DECODER_VOCAB, (2, 16), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         new = model.lm_logits(model(ids).last_hidden_state)
         old = start.lm_logits(start(ids).last_hidden_state)
-    torch.testing.assert_close(new[..., :VOCAB], old)
+    torch.testing.assert_close(new[..., :DECODER_VOCAB], old)
 
 
 def test_the_added_token_is_recorded_saved_and_resumes(tmp_path):
-    _save_decoder(tmp_path / "decoder", tied=True)
+    save_tiny_decoder(tmp_path / "decoder", tied=True)
     cfg, source = _run(tmp_path, tmp_path / "decoder", steps=4)
     pretrain(cfg, source=source, until_step=2)
     pretrain(
@@ -105,18 +75,18 @@ def test_the_added_token_is_recorded_saved_and_resumes(tmp_path):
     run = Path(cfg.out)
     record = json.loads((run / ADDED_TOKENS).read_text())
     assert [(r["token"], r["role"], r["id"], r["rows_before"], r["rows_after"]) for r in record] == [
-        ("<mask>", "mask", VOCAB, VOCAB, VOCAB + 1)
+        ("<mask>", "mask", DECODER_VOCAB, DECODER_VOCAB, DECODER_VOCAB + 1)
     ]
     final = load_pretrained(run / "final")
-    assert final.spec.mask_id == VOCAB and final.model.config.vocab_size == VOCAB + 1
-    assert final.tokenizer.convert_ids_to_tokens(VOCAB) == "<mask>"
+    assert final.spec.mask_id == DECODER_VOCAB and final.model.config.vocab_size == DECODER_VOCAB + 1
+    assert final.tokenizer.convert_ids_to_tokens(DECODER_VOCAB) == "<mask>"
 
 
 def _prepared_with(tokenizer_folder: Path, out: Path) -> Path:
     """Prepared data tokenized with the start model's tokenizer, as a CPT run trains on."""
     from encoderlab.cli import main
 
-    texts = [" ".join(f"t{(i * 7 + j) % (VOCAB - 1) + 1}" for j in range(60)) for i in range(20)]
+    texts = [" ".join(f"t{(i * 7 + j) % (DECODER_VOCAB - 1) + 1}" for j in range(60)) for i in range(20)]
     corpus = out.with_suffix(".jsonl")
     corpus.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
     main(["data", "prepare", "--source", str(corpus), "--tokenizer", str(tokenizer_folder), "--out", str(out),
@@ -131,7 +101,7 @@ def test_a_cpt_run_reads_each_tokenizer_once_at_setup(tmp_path, monkeypatch):
     (`TrainStep.data_tokenizer`, `checkpoint_tokenizer`). Counted, not timed."""
     import encoderlab.data.tokenizer as tokenizers
 
-    init = _save_decoder(tmp_path / "decoder", tied=True)
+    init = save_tiny_decoder(tmp_path / "decoder", tied=True)
     data = _prepared_with(init, tmp_path / "data")
     cfg, _ = _run(tmp_path, init, steps=2)
     cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, path=str(data)))
@@ -149,7 +119,7 @@ def test_a_cpt_run_reads_each_tokenizer_once_at_setup(tmp_path, monkeypatch):
     pretrain(cfg, resume=True)
     checkpoint = Path(cfg.out, "checkpoints", "step_0000001", "model").resolve()
     assert sorted(read) == sorted([(data / "tokenizer").resolve(), checkpoint])  # was each twice
-    assert load_pretrained(Path(cfg.out) / "final").spec.mask_id == VOCAB  # the token still added
+    assert load_pretrained(Path(cfg.out) / "final").spec.mask_id == DECODER_VOCAB  # the token still added
 
 
 def test_a_cpt_start_on_synthetic_data_reads_the_start_models_tokenizer_once(tmp_path, monkeypatch):
@@ -178,7 +148,7 @@ def test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing(tm
     """`load=full` from a CLM run on a decoder's tokenizer, adding a mask token: the (tied) embedding
     grows by a row its AdamW moments lack. That state went into the optimizer unchecked and the first
     update failed with a shape RuntimeError after the run folder was written; now one line, no folder."""
-    _save_decoder(tmp_path / "decoder", tied=True)  # as SmolLM2's
+    save_tiny_decoder(tmp_path / "decoder", tied=True)  # as SmolLM2's
     clm = tiny_run(
         tmp_path / "clm",
         phases=(Phase(objective=CLM(), steps=1),),
@@ -190,7 +160,7 @@ def test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing(tm
     with pytest.raises(UserError) as refused:
         pretrain(cfg, source=source)
     message = str(refused.value).replace(clm.out, "BASE")
-    assert f"embed_tokens.weight: moments of shape ({VOCAB}, " in message
+    assert f"embed_tokens.weight: moments of shape ({DECODER_VOCAB}, " in message
     assert_printed_as_documented("load-full-added-token", message, tmp_path)
     assert not Path(cfg.out).exists()
     pretrain(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, load="weights")), source=source)
@@ -199,7 +169,7 @@ def test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing(tm
 def test_without_a_mask_token_to_add_mlm_refuses_a_decoder_naming_the_setting_that_adds_one(tmp_path):
     """Before, the line said to pick another tokenizer or use CLM, neither of which continues this start
     model (a detour's MLM decay); `model.mask_token` adds one, so the line names it."""
-    _save_decoder(tmp_path / "decoder", tied=True)
+    save_tiny_decoder(tmp_path / "decoder", tied=True)
     cfg, source = _run(tmp_path, tmp_path / "decoder", mask_token="")
     with pytest.raises(UserError) as refused:
         TrainStep(cfg, source=source)
@@ -216,17 +186,17 @@ def test_a_mask_token_already_in_the_vocabulary_is_reused_with_its_rows_and_reco
     token: its id becomes the mask id, its trained rows are kept, the vocabulary does not grow, and a
     note says so. Before, it was refused ("pass another model.mask_token"), so the natural token needed
     an untrained one beside it. Here `t7` stands for it."""
-    start = load_pretrained(_save_decoder(tmp_path / "decoder", tied=False)).model
+    start = load_pretrained(save_tiny_decoder(tmp_path / "decoder", tied=False)).model
     cfg, source = _run(tmp_path, tmp_path / "decoder", mask_token="t7")
     with caplog.at_level("WARNING", logger="encoderlab.train.vocab"):
         step = TrainStep(cfg, source=source)
-    assert step.spec.mask_id == 7 and step.spec.vocab_size == VOCAB and 7 in step.spec.special_ids
+    assert step.spec.mask_id == 7 and step.spec.vocab_size == DECODER_VOCAB and 7 in step.spec.special_ids
     assert (
         step.tokenizer.mask_token == "t7"
         and step.tokenizer.mask_token_id == 7
-        and len(step.tokenizer) == VOCAB
+        and len(step.tokenizer) == DECODER_VOCAB
     )
-    assert step.model.config.vocab_size == VOCAB
+    assert step.model.config.vocab_size == DECODER_VOCAB
     torch.testing.assert_close(step.model.embed_tokens.weight[7], start.embed_tokens.weight[7])
     torch.testing.assert_close(step.model.lm_head.weight[7], start.lm_head.weight[7])
     (note,) = [r.getMessage() for r in caplog.records if "mask token" in r.getMessage()]
@@ -237,17 +207,17 @@ def test_a_mask_token_already_in_the_vocabulary_is_reused_with_its_rows_and_reco
     assert (record["token"], record["id"], record["rows_before"], record["rows_after"]) == (
         "t7",
         7,
-        VOCAB,
-        VOCAB,
+        DECODER_VOCAB,
+        DECODER_VOCAB,
     )
     final = load_pretrained(Path(cfg.out) / "final")
-    assert final.spec.mask_id == 7 and final.model.config.vocab_size == VOCAB
+    assert final.spec.mask_id == 7 and final.model.config.vocab_size == DECODER_VOCAB
 
 
 def test_a_mask_token_that_is_another_special_token_is_refused_before_the_run(tmp_path):
     """The decoder's `<|endoftext|>` (its bos and eos) as the mask token would make every masked position
     read as a document's end: refused, naming its role and the fix, before the run folder is made."""
-    _save_decoder(tmp_path / "decoder", tied=True)
+    save_tiny_decoder(tmp_path / "decoder", tied=True)
     cfg, source = _run(tmp_path, tmp_path / "decoder", mask_token=EOT)
     with pytest.raises(UserError) as refused:
         TrainStep(cfg, source=source)
@@ -362,7 +332,7 @@ def test_max_positions_reads_every_kind_of_start_model(tmp_path):
     assert max_positions(bert) == 96
     save_model_folder(load_pretrained(bert).model, tmp_path / "adapter")
     assert max_positions(tmp_path / "adapter") == 96
-    assert max_positions(_save_decoder(tmp_path / "decoder", tied=True)) == 128
+    assert max_positions(save_tiny_decoder(tmp_path / "decoder", tied=True)) == 128
     cfg = tiny_run(tmp_path / "run", phases=(Phase(objective=MLM(mask_ratio=0.3), steps=1),))
     pretrain(cfg)
     assert max_positions(tmp_path / "run") == load_pretrained(tmp_path / "run").model.config.max_seq_len

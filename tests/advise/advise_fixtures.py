@@ -1,0 +1,150 @@
+"""Helpers several advise test modules share: a ladder CSV and the CLI's one-line refusal, study nodes written
+by hand, a ladder of made-up values, and scipy's fit of the same objective as the reference advise's fit is
+checked against.
+
+A helper that one test module wrote and others imported lives here under a public name
+(tests/test_import_layers.py refuses a test module importing another test module's underscore name)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import least_squares
+
+from encoderlab.advise.fit import TIE, objective
+from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
+from encoderlab.cli import main
+from encoderlab.config import save_yaml
+from encoderlab.train.recipes import build_recipe
+
+
+def write_ladder_csv(syn, path):
+    """A synthetic suite's ladder as the CSV `encoderlab advise` reads: schedule, size, tokens, seed, value."""
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["clm_share", "mask_ratio", "params", "tokens", "seed", "val/mlm15"])
+        for o in syn.ladder.observations:
+            writer.writerow(
+                [o.schedule.clm_share, o.schedule.mask_ratio or "", o.params, o.tokens, o.seed, o.value]
+            )
+    return path
+
+
+def one_line_refusal(capsys, argv) -> str:
+    """The one line `encoderlab ARGV` is refused with (exit code 2)."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    return err[0]
+
+
+def write_node(study, kind, name, key, config, deps=(), result=None, marker=True):
+    """A node folder of a study, its `node.json` marker written where `marker` (a finished node)."""
+    folder = study / "nodes" / kind / f"{name.replace('/', '_')}-{key[:12]}"
+    folder.mkdir(parents=True)
+    record = {
+        "name": name,
+        "kind": kind,
+        "key": key,
+        "config": config,
+        "deps": list(deps),
+        "result": result or {},
+    }
+    if marker:
+        (folder / "node.json").write_text(json.dumps(record))
+    return folder
+
+
+def write_pretrain_node(study, name, key, recipe, params, seed, value, *, flops=True, marker=True):
+    """A finished tiny pretraining node whose last held-out `val/mlm15` is `value`; its tokens trained."""
+    cfg = build_recipe(recipe, [*params, "size=tiny", "steps=20", "warmup=2", "decay=2"])
+    folder = write_node(study, "pretrain", f"pretrain/{name}", key, {"declared": {}}, marker=marker)
+    run = folder / "run"
+    run.mkdir()
+    save_yaml(cfg.__class__(**{**cfg.__dict__, "seed": seed}), run / "config.yaml")
+    tokens = cfg.layout.tokens_per_step
+    lines = [
+        {"step": s, "loss": 9.0, "tokens": s * tokens, **({"flops": 1e9} if flops else {})}
+        for s in range(1, 21)
+    ]
+    lines[-1]["val/mlm15"] = value
+    lines[9]["val/mlm15"] = value + 1.0  # an earlier evaluation: the last one is read
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"step": 21, "lo')
+    return 20 * tokens
+
+
+def lse_terms(p, lx):
+    """Residual pieces of log(E + sum_j A_j x_j^-a_j) for p = (e, log A_1, a_1, ...): the log terms and their softmax."""
+    terms = [np.full(len(lx), p[0])] + [p[1 + 2 * j] - p[2 + 2 * j] * lx[:, j] for j in range(lx.shape[1])]
+    terms = np.stack(terms, -1)
+    top = np.logaddexp.reduce(terms, axis=-1)
+    return top, np.exp(terms - top[:, None])
+
+
+def scipy_loss(z: np.ndarray) -> np.ndarray:
+    """The fit's loss as scipy's `least_squares` takes a callable one: rho(z) and its first two derivatives
+    at z = (r / f_scale)^2, the cost being f_scale^2 / 2 * rho. With f_scale = delta that cost is
+    Huber_delta(r) + TIE * r^2 / 2, written here from scipy's own Huber rho (z, or 2 sqrt(z) - 1 past 1)."""
+    root = np.sqrt(np.maximum(z, 1.0))  # only read where z > 1
+    inside = z <= 1
+    return np.stack(
+        [
+            np.where(inside, z, 2 * root - 1) + TIE * z,
+            np.where(inside, 1.0, 1 / root) + TIE,
+            np.where(inside, 0.0, -0.5 / root**3),
+        ]
+    )
+
+
+def scipy_best(lx, ly, starts, lower, upper, delta):
+    """The lowest log-Huber objective scipy's least_squares reaches from a grid of starts (OLMo's recipe)."""
+    return scipy_fit(lx, ly, starts, lower, upper, delta)[0]
+
+
+def scipy_fit(lx, ly, starts, lower, upper, delta):
+    """(objective, parameters) of the best of scipy's least_squares fits from a grid of starts."""
+
+    def residuals(p):
+        return lse_terms(p, lx)[0] - ly
+
+    def jacobian(p):
+        soft = lse_terms(p, lx)[1]
+        cols = [soft[:, 0]]
+        for j in range(lx.shape[1]):
+            cols += [soft[:, 1 + j], -soft[:, 1 + j] * lx[:, j]]
+        return np.stack(cols, -1)
+
+    best = (np.inf, None)
+    for p0 in starts:
+        fit = least_squares(
+            residuals,
+            p0,
+            jac=jacobian,
+            loss=scipy_loss,
+            f_scale=delta,
+            bounds=(lower, upper),
+            xtol=1e-12,
+            ftol=1e-12,
+            gtol=1e-12,
+        )
+        reached = objective(fit.fun, np.ones_like(fit.fun), delta)
+        best = (reached, fit.x) if reached < best[0] else best
+    return best
+
+
+LOSS = KNOWN_METRICS["val/mlm15"]
+
+
+def made_up_ladder(values: dict, sizes=(8e6, 2e7, 5e7, 1.25e8), tokens_per_param=20.0, metric=LOSS) -> Ladder:
+    """values: schedule -> per rung a tuple of seed values."""
+    runs = [
+        Observation(schedule=s, params=n, tokens=tokens_per_param * n, seed=k, value=v)
+        for s, rungs in values.items()
+        for n, seeds in zip(sizes, rungs)
+        for k, v in enumerate(seeds)
+    ]
+    return Ladder(metric, tuple(runs))

@@ -1,0 +1,49 @@
+"""The stale-corpus tests' study (test_stale_corpus.py, test_stale_tokenizer.py, test_hub_pinned_study.py,
+test_report_hub_inputs.py): the fake study on a real corpus with a real prepare node, and an edit of that
+corpus that keeps its size."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from fake_study import backend as fake_backend
+from fake_study import small_spec
+
+from encoderlab.study.checks import check_start
+from encoderlab.study.nodes import run_prepare
+from encoderlab.study.spec import DataSpec
+
+
+def stale_prepare(ctx) -> dict:
+    """The real prepare node, plus the documents file the fake pretraining reads."""
+    result = run_prepare(ctx)
+    (ctx.out_dir / "data.json").write_text(json.dumps(["doc"] * 20))
+    return result
+
+
+def stale_backend(checked: bool = True):
+    """The fake backend with the real prepare node, and the real study's checks where `checked`."""
+    backend = fake_backend()
+    backend.kinds["prepare"] = dataclasses.replace(backend.kinds["prepare"], run=stale_prepare)
+    if checked:  # the real study's checks (a fake backend checks nothing before it runs)
+        backend.check_start = lambda spec, study_dir, graph: check_start(spec, study_dir, graph)
+    return backend
+
+
+def stale_spec(corpus):
+    """The fake study on `corpus` (a real file), without CKA."""
+    spec = small_spec()
+    return dataclasses.replace(
+        spec,
+        name="mini",
+        data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
+        cka=(),
+        claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
+    )
+
+
+def edit_corpus(corpus) -> None:
+    """Other documents in the file, at its old size and a later mtime."""
+    lines = corpus.read_text().splitlines(keepends=True)
+    corpus.write_text("".join(lines[::-1]))
