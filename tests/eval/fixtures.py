@@ -143,3 +143,12 @@ def sentiment_files(tmp_path: Path) -> dict:
         "data": {"train": "train.csv", "test": "test.csv"},
         "columns": {"text": "sentence", "label": "polarity"},
     }
+
+
+def train_only_task(tmp_path: Path, n: int, **data) -> Path:
+    """A task of one train file (and a test.csv it names only if `data` says so)."""
+    for k, split in enumerate(("train", "test")):
+        rows = [{**r, "sentence": f"{r['sentence']} {split}{i}"} for i, r in enumerate(sentiment_rows(n, k))]
+        write_csv(tmp_path / f"{split}.csv", rows)
+    spec = {"name": "reviews", "family": "sc", "columns": {"text": "sentence", "label": "polarity"}}
+    return write_task_file(tmp_path, **spec, data={"train": "train.csv", **data})

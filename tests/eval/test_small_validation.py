@@ -14,11 +14,11 @@ from tests.eval.fixtures import (
     run_cli,
     sentiment_files,
     sentiment_rows,
+    train_only_task,
     write_csv,
     write_task_file,
 )
 from tests.eval.test_task_file_beir import beir_task, write_beir
-from tests.eval.test_task_file_splits import _train_only
 
 from encoderlab.eval.tasks.custom import task_from_file
 from encoderlab.eval.tasks.splits import CUT_VALIDATION, MIN_CUT_VALIDATION
@@ -59,7 +59,9 @@ def test_a_beir_folder_and_a_task_files_rows_cut_the_same_share_alike(tmp_path, 
     (folder / "qrels" / "dev.tsv").unlink()
     beir = task_from_file(beir_task(tmp_path, data={"beir": "sci", "validation_fraction": fraction})).loader()
     train_queries = len(beir.val.queries) + len({p["query"] for p in beir.train})
-    rows = task_from_file(_train_only(tmp_path, train_queries, test="test.csv", validation_fraction=fraction))
+    rows = task_from_file(
+        train_only_task(tmp_path, train_queries, test="test.csv", validation_fraction=fraction)
+    )
     assert len(beir.val.queries) == len(rows.loader().val) == beir.counts[CUT_VALIDATION]
 
 
@@ -71,7 +73,7 @@ def test_a_beir_folder_of_few_training_queries_cuts_one_as_a_task_files_rows_do(
     kept = [line for line in lines[1:] if int(line.split("\t")[0][1:]) < 10]
     (folder / "qrels" / "train.tsv").write_text("\n".join([lines[0], *kept]) + "\n")
     beir = task_from_file(beir_task(tmp_path)).loader()
-    rows = task_from_file(_train_only(tmp_path, 10, test="test.csv")).loader()
+    rows = task_from_file(train_only_task(tmp_path, 10, test="test.csv")).loader()
     assert len(beir.val.queries) == len(rows.val) == 1
 
 

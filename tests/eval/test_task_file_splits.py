@@ -7,7 +7,7 @@ from pathlib import Path
 
 import datasets
 import pytest
-from tests.eval.fixtures import sentiment_rows, write_csv
+from tests.eval.fixtures import train_only_task
 from tests.eval.fixtures import write_task_file as _spec
 
 from encoderlab.errors import UserError
@@ -17,24 +17,15 @@ from encoderlab.eval.tasks.custom import load_task_files, task_from_file
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
 
-def _train_only(tmp_path: Path, n: int, **data) -> Path:
-    """A task of one train file (and a test.csv it names only if `data` says so)."""
-    for k, split in enumerate(("train", "test")):
-        rows = [{**r, "sentence": f"{r['sentence']} {split}{i}"} for i, r in enumerate(sentiment_rows(n, k))]
-        write_csv(tmp_path / f"{split}.csv", rows)
-    spec = {"name": "reviews", "family": "sc", "columns": {"text": "sentence", "label": "polarity"}}
-    return _spec(tmp_path, **spec, data={"train": "train.csv", **data})
-
-
 def test_test_fraction_cuts_a_seeded_disjoint_test_split_from_train(tmp_path):
     # was: "unknown field(s) test_fraction", and a task needed a test file
-    path = _train_only(tmp_path, 100, test_fraction=0.2, validation_fraction=0.1)
+    path = train_only_task(tmp_path, 100, test_fraction=0.2, validation_fraction=0.1)
     task, data = load_task(task_from_file(path))
     splits = [{e["text"] for e in part} for part in (data.train, data.val, data.tests["test"])]
     assert [len(s) for s in splits] == [72, 8, 20]  # 20% of train is test; 10% of the rest validation
     assert len(set.union(*splits)) == 100  # disjoint, and nothing lost
     assert task_from_file(path).data_version == task.data_version  # seeded: the same cut each time
-    _train_only(tmp_path, 100, test_fraction=0.2, validation_fraction=0.1, seed=7)
+    train_only_task(tmp_path, 100, test_fraction=0.2, validation_fraction=0.1, seed=7)
     _, other = load_task(task_from_file(path))
     assert {e["text"] for e in other.tests["test"]} != splits[2]
 
@@ -88,7 +79,7 @@ def test_a_fraction_that_leaves_a_split_empty_is_one_line(tmp_path, capsys, case
     from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
     file = tmp_path / f"task_{(case or 'fraction').removeprefix('task-file-')}.yaml".replace("-", "_")
-    _train_only(tmp_path, rows, **data).rename(file)
+    train_only_task(tmp_path, rows, **data).rename(file)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--lrs", "1e-4", "--seeds", "0"]
     bars = not datasets.utils.are_progress_bars_disabled()
     datasets.disable_progress_bars()  # "Generating train split" on stderr, above the one error line
@@ -237,13 +228,13 @@ def test_hub_fields_beside_local_files_are_refused(tmp_path, capsys):
     from tests.reliability.test_hostile_inputs import assert_one_line
 
     file = tmp_path / "task_local_splits.yaml"
-    _train_only(tmp_path, 20, test="test.csv", splits={"test": "validation"}).rename(file)
+    train_only_task(tmp_path, 20, test="test.csv", splits={"test": "validation"}).rename(file)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--lrs", "1e-4", "--seeds", "0"]
     code, err = _quiet_cli([*argv, "--out", tmp_path / "e"], capsys)
     assert_one_line(code, err, r": data.splits: read only with data.hub; .*so drop it$")
     assert_printed_as_documented("task-file-hub-fields-beside-local-files", err, tmp_path)
     assert not (tmp_path / "e").exists()
-    _train_only(tmp_path, 20, test="test.csv", config="sst2", revision="main")
+    train_only_task(tmp_path, 20, test="test.csv", config="sst2", revision="main")
     with pytest.raises(
         UserError, match=r": data.config, data.revision: read only with data.hub; .*drop them$"
     ):
