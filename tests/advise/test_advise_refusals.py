@@ -68,7 +68,8 @@ def test_a_study_of_one_scale_is_not_a_ladder(tmp_path, capsys):
     # the fix a study's user can take: the study file's syntax, not only the Python `ladder_study` API
     assert err.endswith(
         f": in the study file, a copy of each run with another `params: {{size: ...}}` ({', '.join(SIZES)}) "
-        "or `steps: N`, then `study run` it and advise on its folder (docs/advise.md)"
+        "or `steps: N` and a `group:` of its own (a group's runs share one token budget), then `study run` it "
+        "and advise on its folder (docs/advise.md)"
     )
 
 

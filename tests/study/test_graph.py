@@ -45,8 +45,13 @@ def test_keys_are_stable_and_change_only_downstream_of_a_change():
 def test_token_budget_mismatch_in_a_group_is_refused():
     spec = small_spec()
     runs = tuple(replace(r, steps=50) if r.name == "clm" else r for r in spec.runs)
-    with pytest.raises(UserError, match=r"group 'main' have different token budgets \(.*clm: 12,800"):
+    with pytest.raises(UserError, match=r"group 'main' have different token budgets \(.*clm: 12,800") as exc:
         build_graph(replace(spec, runs=runs), backend())
+    # the line names the fix below as well: a ladder's rungs (advise's fix, copies at other `steps`) differ in
+    # budget on purpose, and the line said only "align their steps"
+    assert str(exc.value).endswith(
+        "or give the runs of each budget a `group:` of their own (a ladder's rungs)"
+    )
     # the same change in its own group is fine: nothing compares it
     runs = tuple(replace(r, steps=50, group="solo") if r.name == "clm" else r for r in spec.runs)
     build_graph(replace(spec, runs=runs), backend())

@@ -345,14 +345,17 @@ def _ladder_fix(sources: set[str]) -> str:
     """How to add a scale, for a ladder read from a study folder: in its study file, which a user who ran one
     has at hand (the line named only the Python `ladder_study` API); else (ladder files, or runs built in
     Python, which name no source) rows. Decided by the sources, not by the line's `where`: with two ladder
-    files `where` reads "the ladder", which is no file, and they were told to edit a study file."""
+    files `where` reads "the ladder", which is no file, and they were told to edit a study file. A copy at
+    other `steps` needs a group of its own: in the runs' group the study refuses it for its token budget
+    (until 2026-12-06 the line left that out, so the fix it gave was refused by `study run`)."""
     from encoderlab.model.config import SIZES
 
     if not any(Path(s).is_dir() for s in sources):
         return " (rows at other params or tokens, or a ladder study: `encoderlab.advise.study.ladder_study`, docs/advise.md)"
     return (
         f": in the study file, a copy of each run with another `params: {{size: ...}}` ({', '.join(SIZES)}) or "
-        "`steps: N`, then `study run` it and advise on its folder (docs/advise.md)"
+        "`steps: N` and a `group:` of its own (a group's runs share one token budget), then `study run` it and "
+        "advise on its folder (docs/advise.md)"
     )
 
 

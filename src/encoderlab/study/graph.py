@@ -170,7 +170,8 @@ def _check_groups(spec: StudySpec, resolved: dict[str, RunConfig]) -> None:
             listing = ", ".join(f"{n}: {t:,}" for n, t in budgets.items())
             raise UserError(
                 f"runs in group '{group}' have different token budgets ({listing}); compared runs need the same "
-                "budget: align their steps, batch or sequence length"
+                "budget: align their steps, batch or sequence length, or give the runs of each budget a `group:` of their own "
+                "(a ladder's rungs)"
             )
 
 
