@@ -282,3 +282,30 @@ def test_a_data_file_named_with_glob_characters_is_read_itself_not_the_files_the
     assert wanted.data_version == plain.data_version  # a hash of the loaded examples
     _, data = load_task(wanted)
     assert sorted(e["text"] for e in [*data.train, *data.val]) == sorted(r["sentence"] for r in train)
+
+
+@pytest.mark.parametrize("packed", ["", ".gz"])
+def test_a_jsonl_line_that_is_not_json_is_named_by_its_line(tmp_path, packed):
+    """was: "cannot read data.test (...): JSON parse error: ... in row 3", pyarrow's words,
+    its row counted from 0 (the bad line is the fourth), and no fix."""
+    train, test = _disjoint()
+    lines = [json.dumps(r) for r in test]
+    lines[3] = lines[3][: len(lines[3]) // 2]  # a record cut in its middle, as a bad hand edit leaves it
+    with OPENERS[packed](tmp_path / f"b.jsonl{packed}", "wt", encoding="utf-8") as f:
+        f.write("\r\n".join(lines) + "\r\n")  # a Windows editor's line ends: the line count is the same
+    with pytest.raises(UserError) as exc:
+        _task(tmp_path, _write(tmp_path / "a.jsonl", train), f"b.jsonl{packed}")
+    assert str(exc.value).startswith(f"task file {tmp_path / 't.yaml'}: cannot read data.test: ")
+    assert f"b.jsonl{packed}:4: not valid JSON (" in str(exc.value)
+    assert str(exc.value).endswith("); one JSON object per line") and "\n" not in str(exc.value)
+
+
+def test_a_damaged_json_array_file_is_not_named_by_a_line(tmp_path):
+    """A `.json` file is one JSON document over many lines (an array of rows), so no line of it is "not valid
+    JSON" on its own: it is refused in the reader's words, not by a line scan that would blame its first line."""
+    train, test = _disjoint()
+    (tmp_path / "a.json").write_text(json.dumps(train))
+    (tmp_path / "b.json").write_text(json.dumps(test, indent=1)[:-40])  # cut short: the array never closes
+    with pytest.raises(UserError, match=r"cannot read data\.test \(.*b\.json\): ") as exc:
+        _task(tmp_path, "a.json", "b.json")
+    assert "not valid JSON" not in str(exc.value) and "\n" not in str(exc.value)

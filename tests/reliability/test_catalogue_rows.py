@@ -103,6 +103,7 @@ NAMED = {
     "task-file-regression-targets-alike": "tests.eval.test_task_file_cells::test_a_regression_split_whose_targets_are_all_alike_is_refused_when_read",
     "task-file-iob1-under-entity-f1": "tests.eval.test_task_file_cells::test_iob1_tags_scored_by_strict_entity_f1_are_refused_with_both_fixes",
     "task-file-label-end-spaces": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels",
+    "task-file-jsonl-line-not-json": "tests.eval.test_task_localfiles::test_a_jsonl_line_that_is_not_json_is_named_by_its_line",
     "merge-val-fraction-holds-out-everything": "tests.data.test_merge::test_a_val_fraction_that_holds_out_every_document_is_refused_by_merge_before_writing",
     "recipe-tokens-under-warmup": "tests.train.test_recipes::test_tokens_too_few_for_the_detours_warmup_name_a_fix_the_recipe_takes",
     "pretrain-steps-overflow": "tests.train.test_recipes::test_a_run_of_more_rows_than_int64_counts_names_its_steps",

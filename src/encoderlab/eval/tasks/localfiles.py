@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNPACK_COMMANDS, compressed_unread, decompressed
 from encoderlab.data.hub import import_datasets
 from encoderlab.errors import UserError, first_line, not_utf8, save_as_utf8
+from encoderlab.jsonlines import json_objects
 from encoderlab.paths import visible_entries
 
 if TYPE_CHECKING:  # rowplaces reads files through this module
@@ -227,9 +228,25 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
                 files = {s: glob.escape(str(p))}
                 found[s] = import_datasets().load_dataset(builder, data_files=files, **extra)[s]
             except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
+                if plain_suffix(p) == ".jsonl":
+                    _name_bad_json_line(p, s, where)
                 first = first_line(cause(exc))
                 raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
     return found
+
+
+def _name_bad_json_line(path: Path, split: str, where: str) -> None:
+    """Refuse a JSON-lines file's first line that is not one JSON object, by its line number (1-based, as an
+    editor counts). pyarrow's own message said "JSON parse error: ... in row 5" of the sixth line, counted
+    from 0 and named with no fix; a file whose every line parses (pyarrow failed on something else, such
+    as a column of mixed types) returns and is refused in pyarrow's words. `.jsonl` only: a `.json` file
+    may be one JSON document over many lines, which a line scan would misname."""
+    with text_lines(path, where) as text:
+        try:
+            for _ in json_objects(path, "".join(text)):
+                pass
+        except UserError as exc:
+            raise UserError(f"{where}: cannot read data.{split}: {exc}") from None
 
 
 def check_unquoted(data, split: str, places: RowPlaces, where: str, fix: str | None = None) -> None:
