@@ -109,3 +109,15 @@ def test_a_checkpoint_from_before_resumes_by_the_same_path_and_starts_over_by_an
         again = prepare(_cfg("c.jsonl", tokenizer_dir), parent / "again", **RESUMABLE)
     assert f"again.tmp {ANOTHER_RECIPE}" in caplog.text and read_meta(again)["resumed_after_docs"] == 0
     assert prepared_bytes(again) == prepared_bytes(clean)
+
+
+def test_data_prepared_with_refuse_is_the_recipe_of_raise(parent, tokenizer_dir, caplog):  # noqa: F811
+    """A study's prepare node passes on_error="refuse" (its line offers no --on-error) since 2026-12-06: the
+    same bytes as "raise", so one recipe; a study folder prepared before is reused, not prepared again."""
+    from dataclasses import replace
+
+    out = prepare(replace(_cfg("a/c.jsonl", tokenizer_dir), on_error="refuse"), parent / "out")
+    assert read_meta(out)["recipe"]["on_error"] == "raise"
+    with caplog.at_level("INFO"):
+        prepare(_cfg("a/c.jsonl", tokenizer_dir), parent / "out")
+    assert "already holds this recipe" in caplog.text and "nothing to do" in caplog.text

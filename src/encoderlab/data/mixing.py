@@ -39,7 +39,7 @@ def mix_documents(
     sources: list[SourceConfig] | tuple[SourceConfig, ...],
     seed: int = 0,
     stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted",
-    on_error: Literal["raise", "skip"] = "raise",
+    on_error: Literal["raise", "skip", "refuse"] = "raise",
     stats: list[SourceStats] | None = None,
     shard: Shard | None = None,
 ) -> Iterator[Document]:

@@ -88,7 +88,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
 )
 from encoderlab.data.resume import PROGRESS, Chain, read_progress, read_sources
 from encoderlab.data.shard import Shard
-from encoderlab.data.sources import SourceConfig, SourceStats, local_paths
+from encoderlab.data.sources import SourceConfig, SourceStats, local_paths, recorded_on_error
 from encoderlab.data.target import KIND, check_target, target_folder
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
@@ -115,8 +115,9 @@ class PrepareConfig:
     """Evaluation sets whose texts are removed: ("auto",) = every fetched default set, () = none."""
     ngram: int = 13
     """Word n-gram length of the overlap test."""
-    on_error: Literal["raise", "skip"] = "raise"
-    """Unreadable / corrupt / non-UTF-8 input: refuse, or skip and count."""
+    on_error: Literal["raise", "skip", "refuse"] = "raise"
+    """Unreadable / corrupt / non-UTF-8 input: refuse, or skip and count (`refuse`: as `raise`, for a caller
+    without `--on-error`, whose line must not offer it)."""
     dtype: Literal["auto", "uint16", "uint32"] = "auto"
     """Token dtype; auto picks uint16 when the vocab fits."""
     max_docs: int | None = None
@@ -148,6 +149,7 @@ def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dic
     if call_settings(json.loads(tok.backend_tokenizer.to_str())):
         recipe["documents"] = "whole"  # an interrupted prepare of the old code, which cut them, starts over
     del recipe["tokenizer"]  # the same tokenizer reached by another path is the same recipe
+    recipe["on_error"] = recorded_on_error(cfg.on_error)
     for source in recipe["sources"]:  # a whole, unpinned split's: the one from before `hf_files` existed
         for key in [k for k in ("hf_files", "hf_revision") if source.get(k) is None]:
             source.pop(key, None)

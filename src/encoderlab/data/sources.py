@@ -406,6 +406,13 @@ def _check_fields_apply(cfg: SourceConfig, files: list[Path]) -> None:
         )
 
 
+def recorded_on_error(on_error: str) -> str:
+    """`on_error` as a recipe (a prepared folder's meta.json, a tokenizer's SOURCES) records it: `refuse`
+    reads what `raise` reads and differs only in its fix's words, so data made either way is one recipe
+    (a study's prepare node passes `refuse` since 2026-12-06; its folders made before are reused)."""
+    return "raise" if on_error == "refuse" else on_error
+
+
 def iter_documents(
     cfg: SourceConfig,
     stats: SourceStats | None = None,

@@ -55,7 +55,7 @@ from encoderlab.data.mixing import (
     empty_corpus,
     mix_documents,
 )
-from encoderlab.data.sources import SourceConfig
+from encoderlab.data.sources import SourceConfig, recorded_on_error
 from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
 from encoderlab.outdir import MARKER, check_output, create_output
@@ -205,7 +205,7 @@ def _recipe(job: dict) -> dict:
     recipe = {
         "sources": [to_dict(s) for s in job["sources"]],
         "max_docs": job["max_docs"],
-        "on_error": job["on_error"],
+        "on_error": recorded_on_error(job["on_error"]),
     }
     recipe["stop"] = "first_exhausted"  # mix_documents' default: a mixture stops with its first source
     return recipe | {k: job[k] for k in ("kind", "vocab_size", "lowercase", "specials", "seed")}
@@ -344,7 +344,7 @@ def train_tokenizer(
     lowercase: bool = False,
     max_docs: int | None = None,
     seed: int = 0,
-    on_error: Literal["raise", "skip"] = "raise",
+    on_error: Literal["raise", "skip", "refuse"] = "raise",
     progress: bool = True,
 ):
     """Train a tokenizer on `sources` (mixed by weight) and save it to `out` as a

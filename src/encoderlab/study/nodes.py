@@ -123,8 +123,14 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
     if tokenizer == "train":
         folder = ctx.out_dir / "tokenizer"
         if not (folder.is_dir() and any(folder.iterdir())):  # written atomically by train_tokenizer
-            train_tokenizer(
-                sources, cfg.vocab_size, folder, max_docs=cfg.max_docs, seed=cfg.seed, progress=False
+            train_tokenizer(  # `refuse`: a bad line's fix must not offer --on-error, a flag `study run` lacks
+                sources,
+                cfg.vocab_size,
+                folder,
+                max_docs=cfg.max_docs,
+                seed=cfg.seed,
+                on_error="refuse",
+                progress=False,
             )
         tokenizer = str(folder)
     elif ctx.node.deps:  # the tokenizer another dataset of the study trained (DataSpec.tokenizer)
@@ -137,6 +143,7 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
             max_docs=cfg.max_docs,
             decontaminate=node.against,  # () is none
             text_sets=text_sets,  # the study's own task files' test splits
+            on_error="refuse",
         ),
         ctx.out_dir / "data",
         progress=False,
