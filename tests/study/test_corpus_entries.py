@@ -73,12 +73,16 @@ def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_dir
     with pytest.raises(UserError) as err:
         load_study_file(study)
     lines = str(err.value).splitlines()[1:]
-    assert lines == [
-        f"  data[0].corpus: extra.jsonl is not beside the study file (in {project}) but in the working "
-        f"directory, which a study file's paths are not read from; write ../elsewhere/extra.jsonl or an absolute path",
-        f"  data[0].tokenizer: tok is not beside the study file (in {project}) but in the working "
-        "directory, which a study file's paths are not read from; write ../elsewhere/tok or an absolute path",
-    ], lines
+    assert (
+        lines
+        == [
+            f"  data[0].corpus: extra.jsonl is not beside the study file (in {project}) but in the working "
+            f"directory, which a study file's paths are not read from; write ../elsewhere/extra.jsonl#text_field=content "
+            "or an absolute path",  # the entry's options kept: written as told (without them), it read the field `text`
+            f"  data[0].tokenizer: tok is not beside the study file (in {project}) but in the working "
+            "directory, which a study file's paths are not read from; write ../elsewhere/tok or an absolute path",
+        ]
+    ), lines
     # missing everywhere: the entry names where it was looked for, and the check refuses it there
     (elsewhere / "extra.jsonl").unlink()
     (elsewhere / "tok").rmdir()

@@ -258,7 +258,7 @@ class _Paths:
         pattern = is_pattern(location, self.folder)  # the path taken from the study file's folder
         if not pattern and not exists:
             before = len(self.errors)
-            self._not_from_cwd(location, where)
+            self._not_from_cwd(location, where, options if sep else "")
             if len(self.errors) == before and (near := closest(location, self.corpora)):
                 # was only "'FOLDER/wiki-lead' is not an existing file, folder or glob"
                 self.errors.append(
@@ -287,7 +287,9 @@ class _Paths:
             return str((self.folder / value).resolve())
         return value
 
-    def _not_from_cwd(self, value: str, where: str) -> None:
-        found = None if value in self.names else found_in_cwd_instead(value, self.folder, "study file")
+    def _not_from_cwd(self, value: str, where: str, options: str = "") -> None:
+        found = (
+            None if value in self.names else found_in_cwd_instead(value, self.folder, "study file", options)
+        )
         if found:
             self.errors.append(f"{where}: {found}")
