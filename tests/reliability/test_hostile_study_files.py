@@ -48,6 +48,7 @@ def _study_files(root: Path) -> None:
     """MINI_STUDY with one bad value each, as `study_NAME.yaml`."""
     edits = {
         "micro_batch0": lambda s: s.update(micro_batch=0),
+        "size_typo": lambda s: s.update(size="tinyy"),
         "max_docs": lambda s: s["data"][0].update(max_docs=-5),
         "max_docs_huge": lambda s: s["data"][0].update(max_docs=10**21),
         "vocab3": lambda s: s["data"][0].update(vocab_size=3),
@@ -151,6 +152,11 @@ def sworld(tmp_path_factory):
 
 # (id, argv with {w} for the shared folder, pattern of the error)
 STUDY_CASES = [
+    (  # was "run a: unknown model size 'tinyy'", after the file's checks, naming a run whose entry has no size
+        "study-size-unknown",
+        "study plan {w}/study_size_typo.yaml",
+        r"study mini: unknown size 'tinyy' \(tiny\?\); valid: 1b, 210m, 610m, micro, mini, nano, small, tiny$",
+    ),
     (
         "study-micro-batch-zero",
         "study plan {w}/study_micro_batch0.yaml",

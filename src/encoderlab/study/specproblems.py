@@ -290,10 +290,16 @@ def shape_problems(spec: StudySpec) -> list[str]:
     """A study `size`, `seq_len` or `micro_batch` that a run's recipe takes no parameter for (the smoke
     recipes fix their own shape: it was dropped without a word). `size` only where the run trains from
     scratch (`resolve._scale_args` gives a continued run none), so a built-in's scale, which sets all
-    three for recipes that take them, is never refused."""
+    three for recipes that take them, is never refused. A study `size` that is no model size is one line
+    of its own."""
+    from encoderlab.errors import did_you_mean
+    from encoderlab.model.config import SIZES
     from encoderlab.train.recipes import RECIPES, recipe_defaults
 
-    out = []
+    # the study's own field, not a run's: the recipe refused it as "run mlm: unknown model size", naming a
+    # run whose entry holds no size, once per study
+    unknown = isinstance(spec.size, str) and spec.size not in SIZES
+    out = [f"study {spec.name}: {did_you_mean(spec.size, list(SIZES), 'size')}"] if unknown else []
     for r in spec.runs:
         if r.recipe not in RECIPES:  # no recipe (a model evaluated as is), or unknown: refused by the run
             continue
@@ -303,6 +309,7 @@ def shape_problems(spec: StudySpec) -> list[str]:
             for field, param in SHAPE.items()
             if (value := getattr(spec, field)) is not None
             and not (isinstance(value, int) and value < 1)  # refused as such (`StudySpec.problems`)
+            and not (field == "size" and unknown)  # refused as such, above
             and param not in takes
             and not (field == "size" and (r.init or "init" in takes))
         ]
