@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.stats
+import yaml
 from fake_study import tiny_corpus
 from tests.study.study_fixtures import MINE, polarity_task_file
 
@@ -404,3 +405,32 @@ def test_an_empty_task_folder_of_a_study_file_names_how_a_study_file_lists_task_
         main(["study", "plan", str(tmp_path / "s.yaml")])
     err = capsys.readouterr().err
     assert "holds no .yaml or .yml task files" in err and "eval: {task_files: [a.yaml, b.yaml]}" in err, err
+
+
+def test_a_claim_on_family_pair_sc_is_told_that_pair_tasks_count_in_sc(tmp_path):
+    """A task file's family `pair-sc` written as a claim's family: refused with no hint (no claim family is
+    near it by spelling), though a pair task is scored in family sc."""
+    (tmp_path / "c.txt").write_text("words here\n")
+    study = {
+        "name": "mini",
+        "data": [{"name": "main", "corpus": ["c.txt"]}],
+        "runs": [{"name": "a", "recipe": "pfs-mlm"}, {"name": "b", "recipe": "pfs-clm"}],
+        "baseline": "a",
+        "claims": [
+            {
+                "id": "x",
+                "text": "a beats b on pairs",
+                "kind": "beats",
+                "a": "a",
+                "b": "b",
+                "family": "pair-sc",
+            }
+        ],
+    }
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(study))
+    with pytest.raises(UserError) as exc:
+        load_study_file(tmp_path / "s.yaml")
+    assert str(exc.value).splitlines()[1:] == [
+        "  claim x: family must be one of sc, tc, qa, ir, or null for the average over all tasks, got 'pair-sc'; "
+        "a pair-sc task counts in family sc: write family: sc"
+    ]

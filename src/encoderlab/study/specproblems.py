@@ -218,7 +218,7 @@ def claim_problems(spec: StudySpec) -> list[str]:
     ]
     out += [
         f"claim {c.id}: family must be one of {', '.join(FAMILY_NAMES)}, or null for the average over all "
-        f"tasks, got {c.family!r}" + (f" ({near}?)" if (near := closest(str(c.family), FAMILY_NAMES)) else "")
+        f"tasks, got {c.family!r}" + _family_hint(str(c.family))
         for c in spec.claims
         if c.family is not None and c.family not in FAMILY_NAMES
     ]
@@ -229,6 +229,16 @@ def claim_problems(spec: StudySpec) -> list[str]:
         if c.family is not None and c.kind != "beats"
     ]
     return out
+
+
+def _family_hint(family: str) -> str:
+    """The claim family a wrong one is near; a task file's `pair-sc` (no claim family: a pair task is scored
+    in family sc, as the report's "SC: TASK" column says) is told so, where it was refused without a hint."""
+    from encoderlab.eval.spec import FAMILY_NAMES
+
+    if family == "pair-sc":
+        return "; a pair-sc task counts in family sc: write family: sc"
+    return f" ({near}?)" if (near := closest(family, FAMILY_NAMES)) else ""
 
 
 def _cka_problems(spec: StudySpec) -> list[str]:
