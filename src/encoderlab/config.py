@@ -394,6 +394,20 @@ def save_yaml(cfg: Any, path: Path) -> None:
     write_text_atomic(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))
 
 
+def _missing_fix(path: Path) -> str:
+    """The fix for a YAML file that is not there (the line named none): the YAML file beside it whose name
+    is near (`my-studdy.yaml` -> `my-study.yaml`), else where a relative path was looked for."""
+    folder = path.parent
+    if folder.is_dir():
+        names = [p.name for p in folder.iterdir() if p.suffix.lower() in (".yaml", ".yml") and p.is_file()]
+        if near := closest(path.name, [n for n in names if not n.startswith(".")]):
+            return f"did you mean {folder / near if str(path.parent) != '.' else near}?"
+    where = (
+        "" if path.is_absolute() else f" (a relative path is read from the working directory, {Path.cwd()})"
+    )
+    return f"check the path{where}"
+
+
 def read_mapping(path: Path, what: str = "config file") -> dict:
     """A YAML file holding a mapping; missing, malformed or another shape is one clear UserError."""
     try:
@@ -401,7 +415,7 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
     except StrictYAMLError as exc:
         raise UserError(f"{what} {path}: {exc}") from None
     except FileNotFoundError:
-        raise UserError(f"{what} {path} does not exist") from None
+        raise UserError(f"{what} {path} does not exist; {_missing_fix(Path(path))}") from None
     except IsADirectoryError:
         raise UserError(f"{what} {path} is a folder; pass the YAML file") from None
     except UnicodeDecodeError as exc:

@@ -66,6 +66,27 @@ def test_a_missing_study_file_named_as_a_built_in_study_says_to_name_it_alone(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_missing_study_file_names_the_one_beside_it_or_where_it_was_looked_for(
+    command, tmp_path, monkeypatch, capsys
+):
+    """Was "study file my-studdy.yaml does not exist", naming no fix: a typo of the file beside it, or a
+    relative path read from another working directory than the user thought."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my-study.yaml").write_text("name: mine\n")
+    assert _refused(capsys, ["study", command, "my-studdy.yaml", "--out", "o"]) == (
+        "study file my-studdy.yaml does not exist; did you mean my-study.yaml?"
+    )
+    assert _refused(capsys, ["study", command, str(tmp_path / "my-studdy.yaml"), "--out", "o"]) == (
+        f"study file {tmp_path}/my-studdy.yaml does not exist; did you mean {tmp_path}/my-study.yaml?"
+    )
+    assert _refused(capsys, ["study", command, "other.yaml", "--out", "o"]) == (
+        "study file other.yaml does not exist; check the path (a relative path is read from the working "
+        f"directory, {tmp_path})"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my-study.yaml"]
+
+
 def _dataset_line(**data) -> str:
     from dataclasses import replace
 
