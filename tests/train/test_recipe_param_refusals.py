@@ -92,5 +92,21 @@ def test_a_study_names_the_runs_params_a_parts_refusal_is_about(tmp_path):
         resolve_run(spec, run, 0)
     assert (
         str(exc.value)
-        == "run b: ratio: 4.0 in its params: mlm mask_ratio must be between 0 and 1 (exclusive), got 4.0"
+        == "run b: ratio: 4.0 in its params: mlm mask_ratio must be between 0 and 1 (exclusive), got 4.0; it is a "
+        "share of the tokens, e.g. 0.3 for 30%"
     )
+
+
+@pytest.mark.parametrize(
+    "recipe, param, value, share",
+    [
+        ("pfs-mlm", "ratio", 30, "; it is a share of the tokens, e.g. 0.3 for 30%"),
+        ("pfs-clm-mlm", "clm_fraction", 25, "; it is a share of the steps, e.g. 0.25 for 25%"),
+        ("pfs-clm-mlm", "clm_fraction", -0.5, ""),  # no percentage: the range alone
+    ],
+)
+def test_a_percentage_given_for_a_share_is_told_so(recipe, param, value, share):
+    """`ratio: 30` (30% written as a percentage) was refused with the range and no fix."""
+    with pytest.raises(UserError) as exc:
+        build_recipe(recipe, [f"{param}={value}"])
+    assert str(exc.value).endswith(f"got {float(value)}{share}"), str(exc.value)

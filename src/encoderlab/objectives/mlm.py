@@ -63,7 +63,11 @@ class MLM:
 
     def __post_init__(self) -> None:
         if not 0.0 < self.mask_ratio < 1.0:
-            raise UserError(f"mlm mask_ratio must be between 0 and 1 (exclusive), got {self.mask_ratio}")
+            # above 1: a percentage written for a share (`ratio: 30`), said with no fix
+            share = "; it is a share of the tokens, e.g. 0.3 for 30%" if self.mask_ratio > 1 else ""
+            raise UserError(
+                f"mlm mask_ratio must be between 0 and 1 (exclusive), got {self.mask_ratio}{share}"
+            )
         if self.selection not in ("exact", "bernoulli"):
             raise UserError(f"mlm selection must be exact or bernoulli, got {self.selection!r}")
 

@@ -118,7 +118,8 @@ def pfs_clm_mlm(
 ) -> RunConfig:
     """Paper 1 biphasic from scratch: CLM for clm_fraction of the steps, then MLM; one WSD schedule."""
     if not 0.0 <= clm_fraction <= 1.0:
-        raise ParamRefusal(f"clm_fraction must be in [0, 1], got {clm_fraction}")
+        share = "; it is a share of the steps, e.g. 0.25 for 25%" if clm_fraction > 1 else ""  # a percentage
+        raise ParamRefusal(f"clm_fraction must be in [0, 1], got {clm_fraction}{share}")
     if steps < warmup + decay:  # one WSD schedule spans the run: it must hold its warmup and decay
         raise ParamRefusal(
             f"steps must be at least warmup + decay = {warmup + decay}, got {steps}; raise steps "
