@@ -394,14 +394,22 @@ def save_yaml(cfg: Any, path: Path) -> None:
     write_text_atomic(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))
 
 
-def _missing_fix(path: Path) -> str:
-    """The fix for a YAML file that is not there (the line named none): the YAML file beside it whose name
-    is near (`my-studdy.yaml` -> `my-study.yaml`), else where a relative path was looked for."""
+def near_yaml(path: Path) -> str | None:
+    """The YAML file beside a missing `path` whose name is near (`my-studdy.yaml` -> `my-study.yaml`), as
+    the user would write it (bare when `path` is); None when there is none. Hidden names are not theirs."""
     folder = path.parent
-    if folder.is_dir():
-        names = [p.name for p in folder.iterdir() if p.suffix.lower() in (".yaml", ".yml") and p.is_file()]
-        if near := closest(path.name, [n for n in names if not n.startswith(".")]):
-            return f"did you mean {folder / near if str(path.parent) != '.' else near}?"
+    if not folder.is_dir():
+        return None
+    names = [p.name for p in folder.iterdir() if p.suffix.lower() in (".yaml", ".yml") and p.is_file()]
+    near = closest(path.name, [n for n in names if not n.startswith(".")])
+    return None if near is None else near if str(folder) == "." else str(folder / near)
+
+
+def missing_yaml_fix(path: Path) -> str:
+    """The fix for a YAML file that is not there (the line named none): the near one beside it
+    (`near_yaml`), else where a relative path was looked for."""
+    if (near := near_yaml(path)) is not None:
+        return f"did you mean {near}?"
     where = (
         "" if path.is_absolute() else f" (a relative path is read from the working directory, {Path.cwd()})"
     )
@@ -415,7 +423,7 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
     except StrictYAMLError as exc:
         raise UserError(f"{what} {path}: {exc}") from None
     except FileNotFoundError:
-        raise UserError(f"{what} {path} does not exist; {_missing_fix(Path(path))}") from None
+        raise UserError(f"{what} {path} does not exist; {missing_yaml_fix(Path(path))}") from None
     except IsADirectoryError:
         raise UserError(f"{what} {path} is a folder; pass the YAML file") from None
     except UnicodeDecodeError as exc:

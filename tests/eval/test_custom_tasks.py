@@ -547,6 +547,18 @@ def test_a_missing_task_file_names_what_to_give(tmp_path):
         task_files([tmp_path / "nope.yaml"])
 
 
+def test_a_missing_task_file_names_the_one_of_a_near_name_beside_it(tmp_path):
+    """`--task-file pair.yaml` beside pairs.yaml said only to give the path of a task file."""
+    from encoderlab.eval.tasks.custom import task_files
+
+    (tmp_path / "pairs.yaml").write_text("name: pairs\n")
+    with pytest.raises(UserError) as exc:
+        task_files([tmp_path / "pair.yaml"])
+    assert str(exc.value).startswith(
+        f"task file {tmp_path}/pair.yaml does not exist; did you mean {tmp_path}/pairs.yaml? (docs/evaluation.md"
+    )
+
+
 @pytest.mark.parametrize("suite", [[], ["--suite", "pocket", "--tasks", "boolq"]])
 def test_a_task_files_task_named_in_tasks_says_the_file_runs_whole(tmp_path, capsys, suite):
     # was: "task first given twice; give each once" (given once), or with --suite "task 'first' is not in

@@ -63,10 +63,17 @@ def task_files(paths) -> list[Path]:
             out += found
         elif p.is_file() or p.exists():
             out.append(refuse_data_file(p))
-        else:
+        else:  # a near name beside it first (`pair.yaml` of `pairs.yaml`), as a study file's line says it
+            from encoderlab.config import near_yaml
+
+            near = near_yaml(p)
+            fix = (
+                f"did you mean {near}?"
+                if near
+                else "give the path of a task YAML file or of a folder of them"
+            )
             raise UserError(
-                f"task file {p} does not exist; give the path of a task YAML file or of a folder of them "
-                '(docs/evaluation.md, "Your own tasks (task files)")'
+                f'task file {p} does not exist; {fix} (docs/evaluation.md, "Your own tasks (task files)")'
             )
     for p in out:  # reading a named pipe waited for a writer, forever
         if not p.is_file():
