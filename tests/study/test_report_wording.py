@@ -335,3 +335,20 @@ def test_a_study_of_ones_own_says_the_claim_not_the_paper(paper, said):
         undecided
         == f"Undecided at this scale (same direction as the {'paper' if paper else 'claim'}, not significant)"
     )
+
+
+def test_a_trained_tokenizer_smaller_than_asked_is_said_at_its_own_size():
+    """A corpus with fewer merges than `vocab_size` asks trains a smaller tokenizer (434 ids of 512 asked);
+    the report's data row said "trained on the corpus (512 ids)", the size asked, not the one trained on."""
+    spec = small_spec()
+    d = spec.data[0]
+    data = StudyData(spec=spec, nodes=[])
+    assert (
+        data.tokenizer_text(d) == f"trained on the corpus ({d.vocab_size:,} ids)"
+    )  # none recorded: as asked
+    data.tokenizer_ids[d.name] = d.vocab_size - 78
+    assert data.tokenizer_text(d) == (
+        f"trained on the corpus ({d.vocab_size - 78:,} ids of the {d.vocab_size:,} asked: it held no more merges)"
+    )
+    data.tokenizer_ids[d.name] = d.vocab_size  # the size asked: the plan's words
+    assert data.tokenizer_text(d) == f"trained on the corpus ({d.vocab_size:,} ids)"

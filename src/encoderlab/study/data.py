@@ -143,6 +143,9 @@ class StudyData:
     tokenizer_commits: dict[str, str] = field(default_factory=dict)
     """Dataset name -> the hub commit its tokenizer was read at, for a tokenizer named by a hub id (its
     prepared folder's `meta.json` `tokenizer.commit`, written since 2026-12-06)."""
+    tokenizer_ids: dict[str, int] = field(default_factory=dict)
+    """Dataset name -> the ids of the tokenizer its prepare used (meta.json `spec.vocab_size`): a tokenizer
+    the study trained holds fewer than `vocab_size` asked when its corpus has no more merges."""
     start_commits: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Hub start model -> the commits its finished runs and evaluations as is recorded reading
     (`startcommits.recorded_commits`)."""
@@ -162,6 +165,11 @@ class StudyData:
         study trains in the plan's words (`plantext.own_tokenizer_text`)."""
         from encoderlab.study.plantext import own_tokenizer_text
 
+        ids = self.tokenizer_ids.get(dataset.name)
+        if (
+            dataset.tokenizer == "train" and ids is not None and ids != dataset.vocab_size
+        ):  # said the ids asked
+            return f"trained on the corpus ({ids:,} ids of the {dataset.vocab_size:,} asked: it held no more merges)"
         if (own := own_tokenizer_text(self.spec, dataset)) is not None:
             return own
         commit = self.tokenizer_commits.get(dataset.name)

@@ -65,7 +65,7 @@ def _read_unigram(data: StudyData, name: str, result: dict, folder: Path) -> Non
 
 
 def _read_hub_commits(data: StudyData, name: str, result: dict, folder: Path) -> None:
-    """Fill dataset `name`'s `tokenizer_commits` and `corpus_commits` from its prepared folder's meta.json
+    """Fill dataset `name`'s `tokenizer_commits`, `tokenizer_ids` and `corpus_commits` from its prepared folder's meta.json
     (the `--prepared` folder, else the node's own). A folder gone, damaged, or from before the commits were
     recorded leaves them out: the report then names the tokenizer or corpus without a commit, as before."""
     from encoderlab.data.freshness import held_commit
@@ -78,6 +78,9 @@ def _read_hub_commits(data: StudyData, name: str, result: dict, folder: Path) ->
         return
     if (commit := tokenizer_commit(meta)) is not None:
         data.tokenizer_commits[name] = commit
+    spec = meta.get("spec") if isinstance(meta.get("spec"), dict) else {}
+    if type(spec.get("vocab_size")) is int:
+        data.tokenizer_ids[name] = spec["vocab_size"]
     recipe = meta.get("recipe") if isinstance(meta.get("recipe"), dict) else {}
     sources, read = recipe.get("sources"), meta.get("sources")
     if not (isinstance(sources, list) and isinstance(read, list) and len(sources) == len(read)):
