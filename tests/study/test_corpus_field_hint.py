@@ -59,11 +59,13 @@ def test_a_later_record_without_the_field_is_named_so_by_the_prepare_node(tmp_pa
 def test_a_later_line_that_is_not_json_offers_no_on_error_flag(tmp_path, capsys, monkeypatch):
     """A hand-edited line past the first, cut in its middle: the prepare node said "fix or remove it, or pass
     --on-error skip to skip and count such input", a flag `study run` refuses as unknown."""
-    _jsonl(tmp_path / "c.jsonl", [{"text": f"words number {i} here"} for i in range(40)])
+    write_jsonl(tmp_path / "c.jsonl", [{"text": f"words number {i} here"} for i in range(40)])
     with (tmp_path / "c.jsonl").open("a") as f:
         f.write('{"text": "cut in its mid\n')
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    code, err = cli(["study", "run", _study(tmp_path, ["c.jsonl"]), "--out", tmp_path / "s"], capsys)
+    code, err = cli(
+        ["study", "run", field_hint_study(tmp_path, ["c.jsonl"]), "--out", tmp_path / "s"], capsys
+    )
     line = err[err.index("encoderlab: error: ") :]
     assert_one_line(code, line, r"c.jsonl:41 is not valid JSON \(.*\); fix or remove it$")
     assert "--on-error" not in line

@@ -128,7 +128,7 @@ def test_a_cpt_start_on_synthetic_data_reads_the_start_models_tokenizer_once(tmp
     plan's read is now handed to the load (`TrainStep.start_files`). Counted, not timed."""
     import encoderlab.data.tokenizer as tokenizers
 
-    init = _save_decoder(tmp_path / "decoder", tied=True)
+    init = save_tiny_decoder(tmp_path / "decoder", tied=True)
     cfg, source = _run(tmp_path, init, steps=1)
     read: list[Path] = []
     real = tokenizers.load_tokenizer
@@ -141,7 +141,10 @@ def test_a_cpt_start_on_synthetic_data_reads_the_start_models_tokenizer_once(tmp
     pretrain(cfg, source=source)
     assert read == [init.resolve()]  # was twice
     final = load_pretrained(Path(cfg.out) / "final")
-    assert final.spec.mask_id == VOCAB and final.tokenizer.convert_ids_to_tokens(VOCAB) == "<mask>"
+    assert (
+        final.spec.mask_id == DECODER_VOCAB
+        and final.tokenizer.convert_ids_to_tokens(DECODER_VOCAB) == "<mask>"
+    )
 
 
 def test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing(tmp_path):
