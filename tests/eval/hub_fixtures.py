@@ -176,6 +176,18 @@ def uner_en(root: Path) -> Path:
     return write_repo(root, "hgissbkh/uner_en", {"default": splits})
 
 
+TNER_CARD_ROW = (
+    ("``", "It", "'s", "very", "costly", "and", "time", "-", "consuming", ",", "''", "says", "Phil", "Rosen", ",",
+     "a", "partner", "in", "Fleet", "&", "Leasing", "Management", "Inc.", ",", "a", "Boston", "car", "-",
+     "leasing", "company", "."),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 5, 0, 0, 0, 0, 11, 12, 12, 12, 12, 0, 0, 7, 0, 0, 0, 0, 0),
+)  # fmt: skip
+"""tner/ontonotes5's one data instance, as its card prints it (tokens and bare tag ids; the card at
+huggingface.co/datasets/tner/ontonotes5 README.md @cb73f48, and its copy in
+YoungXinyu1802/HuggingFace-Dataset-Card-Analysis@dfb229a `Data/Dataset_Card/tner_ontonotes5.md`, read
+2026-12-06): the only row seen whose words say what its ids 4, 5, 7, 11 and 12 name."""
+
+
 def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel") -> Path:
     """`hgissbkh/ontonotes5` is a dataset script (EE loads it with trust_remote_code): we read its
     parquet export (`refs/convert/parquet`), written here in the converter's current layout
@@ -189,7 +201,8 @@ def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel"
 
     `tag_kind="int32"` writes bare ids, as tner/ontonotes5's script declares them (Sequence(int32); its card,
     copied in YoungXinyu1802/HuggingFace-Dataset-Card-Analysis `Data/Dataset_Card/tner_ontonotes5.md`,
-    shows `tags` as ids and the 37-entry label2id). Which of the two hgissbkh/ontonotes5's export holds is
+    shows `tags` as ids and the 37-entry label2id) and puts `TNER_CARD_ROW` first in train. Which of the two
+    hgissbkh/ontonotes5's export holds is
     [U]: third-party code reading it maps ids 0-36 by hand, in tner's order (`search` code corpus,
     2026-12-06), which fits bare ids but does not prove them; the loader reads both."""
     kind = ClassLabel(names=ONTONOTES_NAMES) if tag_kind == "classlabel" else Value("int32")
@@ -198,6 +211,8 @@ def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel"
     for i, split in enumerate(("train", "validation", "test")):
         tokens, tags = ner_rows(20 + i, 20 if split == "train" else 6)
         tags = [[4 * t for t in seq] for seq in tags]  # B-PERSON
+        if tag_kind == "int32" and split == "train":  # bare ids: the card's own row goes first
+            tokens, tags = [list(TNER_CARD_ROW[0]), *tokens], [list(TNER_CARD_ROW[1]), *tags]
         path = folder / (
             f"ontonotes5/{split}/0000.parquet"
             if layout == "current"

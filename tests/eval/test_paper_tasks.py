@@ -77,13 +77,24 @@ def test_ner_reads_tokens_tags_and_classlabel_names(root, name, writer, labels):
 def test_ontonotes_with_bare_tag_ids_reads_tners_37_labels(root):
     # tner/ontonotes5 stores tags as int32 ids without names; a mirror of it was refused before
     # ("stores tags as integers without label names"), though EncodEval trains it with 37 labels.
+    # The card's one row is the only place where tner's ids meet words: 'Phil Rosen' must read as a
+    # person, 'Fleet & Leasing Management Inc.' as an organisation and 'Boston' as a place (a GPE).
     hub.ontonotes5(root, tag_kind="int32")
     task, data = load_task(TASKS["paper-ontonotes"])
-    assert len(task.labels) == 37 and task.labels[:2] == ("O", "B-CARDINAL")
-    assert {task.labels[t] for e in data.train for t in e["tags"]} == {
-        "O",
-        "B-PERSON",
-    }  # id 4 in tner's order
+    assert len(task.labels) == 37 and len(data.train) == 21  # 20 rows and the card's
+    card, *others = data.train
+    assert card["tokens"] == list(hub.TNER_CARD_ROW[0])
+    assert {w: task.labels[t] for w, t in zip(card["tokens"], card["tags"]) if t} == {
+        "Phil": "B-PERSON",
+        "Rosen": "I-PERSON",
+        "Fleet": "B-ORG",
+        "&": "I-ORG",
+        "Leasing": "I-ORG",
+        "Management": "I-ORG",
+        "Inc.": "I-ORG",
+        "Boston": "B-GPE",
+    }
+    assert {task.labels[t] for e in others for t in e["tags"]} == {"O", "B-PERSON"}  # id 4 in tner's order
 
 
 def test_squad_and_record_keep_answers_and_unanswerable_questions(root):
