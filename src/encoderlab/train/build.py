@@ -187,9 +187,17 @@ def check_data_tokenizer(data: DataConfig, init: str, model_tokenizer) -> None:
     is written (both hashes named, as `data prepare` records them): the run would train on ids that
     mean other words and ship the wrong tokenizer. Token ids themselves are checked against the
     data's tokenizer when the folder is opened (`data/packed.py`), and that tokenizer's size against
-    the model's embedding by `build_model`. Synthetic data is not checked: its ids mean no words."""
-    if data.path == "synthetic" or not init or model_tokenizer is None:
+    the model's embedding by `build_model`. Synthetic data is not checked: its ids mean no words.
+    A start model without tokenizer files is refused on prepared data: nothing tells which ids it was
+    trained on, and the check was skipped, so a BERT continued on a BPE's ids trained without a word."""
+    if data.path == "synthetic" or not init:
         return
+    if model_tokenizer is None:
+        raise UserError(
+            f"start model {init} has no tokenizer files, so nothing shows that {data.path} was tokenized with the "
+            f"tokenizer it was trained with; save that tokenizer into {init} (tokenizer.save_pretrained) and "
+            f"prepare the data with --tokenizer {init}"
+        )
     from encoderlab.data.packed import read_meta
     from encoderlab.data.tokenizer import tokenizer_hash
 
