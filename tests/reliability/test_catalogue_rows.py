@@ -228,6 +228,8 @@ NAMED = {
     "checkpoint-config-truncated": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_with_a_damaged_model_config_is_one_line",
     "load-full-added-token": "tests.train.test_vocab::test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing",
     "init-other-tokenizer": "tests.reliability.test_hostile_pretrain::test_init_model_with_another_tokenizer_is_refused_naming_both_hashes",
+    "model-file-for-its-folder": "tests.model.test_near_model::test_a_file_of_a_model_folder_names_the_folder",
+    "model-one-level-down": "tests.model.test_near_model::test_a_sentence_transformers_folder_of_the_old_layout_names_its_transformer",
     "init-without-tokenizer": "tests.reliability.test_init_without_tokenizer::test_a_start_model_without_a_tokenizer_on_prepared_data_is_refused_before_the_run_folder",
     "prepare-disk-full": "tests.reliability.test_disk_full::test_prepare_disk_full_is_exit_3_and_the_rerun_completes",
     "merge-disk-full": "tests.reliability.test_disk_full::test_merge_disk_full_is_exit_3_and_the_rerun_completes",

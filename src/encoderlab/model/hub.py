@@ -162,8 +162,11 @@ def _tokenizer_of(folder: Path, files: ModelFiles | None):
 def _not_a_model(path: Path) -> UserError:
     """A folder without a readable config.json; in a hub cache snapshot whose config blob is gone, the
     download that brings it back (`missing_blob`), not "pass a folder that holds a model"."""
+    from encoderlab.model.nearmodel import near_model  # a file of a model folder, or one a level down
+
     return missing_blob(path / "config.json") or UserError(
-        f"{path} is neither an encoderlab model/run/checkpoint folder nor a Hugging Face folder (no config.json); "
+        near_model(path)
+        or f"{path} is neither an encoderlab model/run/checkpoint folder nor a Hugging Face folder (no config.json); "
         "pass a folder that holds a model"
     )
 

@@ -1,0 +1,59 @@
+"""Where the model is, when a path given as one holds none: the folder the refusal names instead.
+
+A path that holds no model was refused with "pass a folder that holds a model", which left the user to
+find it. Three near misses are common enough to name the folder to pass: a file of a model folder
+(`model.safetensors`, `config.json`), a sentence-transformers folder of the old layout whose transformer
+lies in `0_Transformer/`, and Hugging Face Trainer's `output_dir` holding `checkpoint-N/` folders.
+Only one level down is looked at, and only folders that hold a model by the loaders' own marks
+(an encoderlab model or run folder, or a config.json beside weights, so `1_Pooling/config.json` is
+none): a deeper walk would cost a tree's listing and guess. The line is the refusal's only; nothing is
+loaded from the folder it names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from encoderlab.model.sources import is_model_folder
+
+WEIGHTS = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+"""The weight files next to a config.json that make a Hugging Face folder (pickles too: their own refusal
+is the load's, in the folder named)."""
+SHOWN = 3
+"""Subfolders named in the line; the rest are counted."""
+
+
+def _holds_model(folder: Path) -> bool:
+    if is_model_folder(folder) or is_model_folder(folder / "final"):
+        return True
+    return (folder / "config.json").is_file() and any((folder / w).is_file() for w in WEIGHTS)
+
+
+def near_model(path: Path) -> str | None:
+    """The refusal's line for `path`, which holds no model, where the model it stands near is found;
+    None otherwise (the caller's general line)."""
+    if path.is_file():
+        if _holds_model(path.parent):
+            return f"{path} is a file of the model folder {path.parent}; pass the folder: {path.parent}"
+        return None
+    try:
+        found = sorted(
+            p for p in path.iterdir() if not p.name.startswith(".") and p.is_dir() and _holds_model(p)
+        )
+    except OSError:  # not a folder, or one that cannot be listed: the general line
+        return None
+    if not found:
+        return None
+    names = ", ".join(str(p) for p in found[:SHOWN]) + (
+        f" and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
+    )
+    if len(found) == 1:
+        return (
+            f"{path} holds no model itself (no config.json) but its subfolder {names} does; pass that folder"
+        )
+    return f"{path} holds no model itself (no config.json) but its subfolders {names} do; pass one of them"
