@@ -342,7 +342,9 @@ CASES = [
     (
         "eval-lr-past-one",
         "eval {w}/model --tasks boolq --lrs 1e-4 1e38 --out {w}/e",
-        r"learning rates must be at most 1 \(AdamW's step is about the LR\), got \[0.0001, 1e\+38\]",
+        r"learning rates must be at most 1 \(AdamW's step is about the LR\), got \[0.0001, 1e\+38\]; fine-tuning "
+        r"LRs are small \(paper 1's grid: 1e-5 to 5e-4\): pass positive numbers as separate arguments, e.g. --lrs "
+        r"1e-4 3e-4$",
     ),
     (
         "eval-lr-nan",

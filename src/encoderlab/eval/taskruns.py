@@ -58,7 +58,11 @@ def grid_problems(
     if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
         out.append(f"{what} must be a non-empty list of finite positive numbers, got {list(lrs)}; {fix.lrs}")
     elif max(lrs) > MAX_LR:  # 1e38 was NaN losses, or a traceback
-        out.append(f"{what} must be at most {MAX_LR:g} (AdamW's step is about the LR), got {list(lrs)}")
+        # the line named no fix; fine-tuning grids are 1e-5 to 5e-4 (paper 1's)
+        out.append(
+            f"{what} must be at most {MAX_LR:g} (AdamW's step is about the LR), got {list(lrs)}; fine-tuning LRs are "
+            f"small (paper 1's grid: 1e-5 to 5e-4): {fix.lrs}"
+        )
     if not seeds or any(s < 0 for s in seeds):
         out.append(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}; {fix.seeds}")
     for name, values in ((what, lrs), ("seeds", seeds)):
