@@ -233,3 +233,31 @@ def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_
     assert kept(outputs(), "mlm20") == kept(done, "mlm20") and any(
         "nodes/pretrain/" in k for k in kept(done, "mlm20")
     )
+
+
+def test_a_prepare_node_still_to_run_that_cleans_against_the_moved_task_file_is_refused(tmp_path):
+    """A dataset added to a study whose task files are gone: its prepare node cleans its corpus against their
+    test splits (its key holds their digest as recorded), so it reads them when it runs. It was not counted
+    among the nodes reading them (only evaluation nodes were): `study plan` said "no node to run reads it",
+    and `study run` began, to fail in that node ("task file ... does not exist"). Refused before anything
+    runs or is written, as an evaluation node to run is."""
+    from encoderlab.study.spec import DataSpec, RunSpec
+
+    backend = _backend()
+    backend.decontamination = lambda spec, d: tuple(task_test_name(f) for f in spec.eval.task_files)
+    backend.keyed_sets = keyed_sets
+    spec, study = _spec(tmp_path), tmp_path / "s"
+    run_study(spec, study, backend, progress=False)
+    shutil.move(tmp_path / "tasks", tmp_path / "moved")
+    extra = RunSpec(name="extra", recipe="pfs-mlm", data="extra", evaluate=False, group="other")
+    added = dataclasses.replace(
+        spec, data=(*spec.data, DataSpec(name="extra", corpus=("fake",), seed=1)), runs=(*spec.runs, extra)
+    )
+    before = snapshot(tmp_path)
+    with pytest.raises(UserError) as exc:
+        run_study(added, study, backend, progress=False)
+    assert str(exc.value).startswith(
+        f"study fake-pfs: task file {tmp_path}/tasks/polarity.yaml is not there (moved or deleted), and 1 node "
+        "still to run reads it (prepare/extra); put it back"
+    ), str(exc.value)
+    assert snapshot(tmp_path) == before

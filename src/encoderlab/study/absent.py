@@ -151,19 +151,27 @@ def refuse_absent_task_files(spec: StudySpec, study_dir: Path, nodes: list[Node]
     absent = absent_task_files(spec)
     if not absent:
         return
-    readers = [
-        n for n in pending_nodes(Path(study_dir), nodes) if n.kind == "eval" and n.config.get("task_files")
-    ]
+    readers = [n for n in pending_nodes(Path(study_dir), nodes) if _reads_task_files(n)]
     if readers:
         files = f"{noun(len(absent), 'task file')} {', '.join(absent)} {noun(len(absent), 'is', 'are')}"
+        what = "evaluation node" if all(n.kind == "eval" for n in readers) else "node"
         raise UserError(
             f"study {spec.name}: {files} not there (moved or deleted), and "
-            f"{count(len(readers), 'evaluation node')} still to run {noun(len(readers), 'reads', 'read')} "
+            f"{count(len(readers), what)} still to run {noun(len(readers), 'reads', 'read')} "
             f"{noun(len(absent), 'it', 'them')} ({readers[0].name}); put {noun(len(absent), 'it', 'them')} "
             f"back (finished nodes are kept), or name where {noun(len(absent), 'it is', 'they are')} now in "
             f"the study file's eval.task_files and run that file with --out {study_dir} (the evaluation "
             "nodes of its task files run again: their keys hold the files' paths)"
         )
+
+
+def _reads_task_files(node: Node) -> bool:
+    """Whether `node` reads the study's task files when it runs: an evaluation node of their tasks, and a
+    prepare node cleaning its corpus against their test splits (its key holds their digest, `test_texts`:
+    it reads them to clean, `nodes._text_sets`). The prepare node was left out, so a dataset added to a study
+    whose task files were gone passed this check and its prepare node failed as it ran, the study under way
+    ("task file ... does not exist"), after `study plan` said no node to run read them."""
+    return bool(node.config.get("task_files")) if node.kind == "eval" else "test_texts" in node.config
 
 
 class Resumed(NamedTuple):
