@@ -240,3 +240,29 @@ def test_the_plans_command_to_prepare_across_machines_names_no_set_data_prepare_
         f"; `data prepare` reads no task file, so to clean it against the test split of {task_file} as the "
         'study does, add to --decontaminate a JSONL file of those test texts (a {"text": ...} record each)'
     )
+
+
+def test_building_the_graph_loads_each_task_file_once(tmp_path, monkeypatch):
+    """Building the graph loaded each task file twice since its prepare key holds the test texts' digest:
+    for that digest (`needs.keyed_sets`), then for the tasks keying the evaluations (`needs.file_tasks`),
+    each a full load (a hub dataset's too). Within one build it is loaded once (`custom.read_once`); the
+    prepare node still reads it afresh to check its test texts. Counted, not timed."""
+    import encoderlab.eval.tasks.custom as custom
+
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    task_file, _ = _task_file(tmp_path / "tasks")
+    spec = _spec(_corpus(tmp_path, []), task_file)
+    loaded: list[str] = []
+    real = custom.load_splits  # a task file's data read (by path: the folder of its task file)
+
+    def counted(data, base, *args):
+        loaded.append(str(base))
+        return real(data, base, *args)
+
+    monkeypatch.setattr(custom, "load_splits", counted)
+    graph = build_graph(spec, real_backend())
+    assert "test_texts" in graph.nodes["prepare/main"].config and any(n.kind == "eval" for n in graph)
+    assert loaded == [str(tmp_path / "tasks")]  # was twice
+    build_graph(spec, real_backend())
+    assert loaded == [str(tmp_path / "tasks")] * 2  # a build of its own reads the file as it is then

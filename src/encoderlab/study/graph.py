@@ -288,6 +288,21 @@ def build_graph(
     """Expand `spec` into nodes, resolving configs and enforcing the controlled variables; `trained`:
     the study's `pretraining(spec)` when the caller has it already (resolved once for graph and plan);
     `recorded`: as `prepare_graph`'s; `keyed=False`: nodes without keys, for counting (`Graph.keyed`)."""
+    if not spec.eval.task_files:  # none to load (and `study list` imports no evaluation for a built-in study)
+        return _build_graph(spec, backend, trained, recorded, keyed)
+    from encoderlab.eval.tasks.custom import read_once
+
+    with read_once():  # each task file loaded once, for the prepare keys' test texts and the eval keys' tasks
+        return _build_graph(spec, backend, trained, recorded, keyed)
+
+
+def _build_graph(
+    spec: StudySpec,
+    backend: Backend,
+    trained: list[Pretraining] | None,
+    recorded: Mapping[str, str] | None,
+    keyed: bool,
+) -> Graph:
     graph = prepare_graph(spec, backend, recorded, keyed)
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
     for p in pretraining(spec) if trained is None else trained:

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -385,9 +388,35 @@ def _check_entity_tags(spec: TaskSpec, metric: str, tags: tuple[str, ...], where
             )
 
 
+_READ: ContextVar[dict[Path, Task] | None] = ContextVar("task_files_read", default=None)
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Within it, a task file is loaded once (by its real path) however often it is asked for. Building a
+    study's graph asks twice: the test texts keying its prepare nodes (`eval.tasks.testtexts`), then the
+    tasks keying its evaluations (`study.needs.file_tasks`), each a full load, a hub dataset's too. Scoped,
+    not a process cache: a later load (a prepare node checking its test texts, an eval node) reads the file
+    as it is then."""
+    token = _READ.set(_READ.get() if _READ.get() is not None else {})
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
 def task_from_file(path: Path | str) -> Task:
-    """Parse, load and check one task file; the Task's loader returns the examples loaded here."""
-    path = Path(path)
+    """Parse, load and check one task file; the Task's loader returns the examples loaded here (once
+    within `read_once`)."""
+    read = _READ.get()
+    if read is None:
+        return _task_from_file(Path(path))
+    if (real := Path(path).resolve()) not in read:
+        read[real] = _task_from_file(Path(path))
+    return read[real]
+
+
+def _task_from_file(path: Path) -> Task:
     where = f"task file {path}"
     spec = _read_spec(path)
     options_cls = FAMILIES[spec.family]

@@ -13,10 +13,10 @@ the test texts alone: an edit of a task's train split, labels or protocol re-key
 `Task.data_version`), not the cleaned corpus, which depends on the test texts only.
 
 Trade-offs: the task file is loaded whole (every split) to read its test split and hash it, as a study's
-graph does anyway to key its evaluations; a study reads it so twice when it builds its graph (its tasks, then
-the prepare key's digest) and once more when its prepare node runs (which checks the texts against that
-digest), each from its local files or, for a hub dataset, as `hub.load_hub` reads it (offline, the hub
-cache). `data prepare --decontaminate` takes no `task-test:` set: the data
+graph does anyway to key its evaluations; a study loads it once when it builds its graph (the prepare key's
+digest, then its tasks: `custom.read_once`, as it loaded it twice) and once more when its prepare node runs
+(which checks the texts against that digest), each from its local files or, for a hub dataset, as
+`hub.load_hub` reads it (offline, the hub cache). `data prepare --decontaminate` takes no `task-test:` set: the data
 command would have to import evaluation to read one; a study is the route (docs/data.md, "Decontamination").
 """
 
