@@ -14,7 +14,8 @@ from __future__ import annotations
 import pytest
 from datasets import ClassLabel, Dataset, Features, Value
 from tests.eval.fixtures import write_task_file
-from tests.eval.test_hub_csv_snapshot import COMMIT, cache, write_tree  # noqa: F401
+from tests.eval.hub_snapshot_fixtures import SERVED_COMMIT as COMMIT
+from tests.eval.hub_snapshot_fixtures import cache, write_tree  # noqa: F401
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks import load_task
