@@ -138,3 +138,28 @@ def test_online_the_export_is_listed_from_the_hubs_file_list_of_the_branch(monke
         source = export_source(HubSource(REPO, config, EXPORT))
         assert source == HubSource(REPO, None, EXPORT, export_files(config, splits)), source
     assert asked == [(REPO, "dataset", EXPORT)] * 2
+
+
+def test_an_export_validation_split_named_dev_is_mapped_or_refused_never_left_unread(tmp_path, monkeypatch):
+    """Before the export was listed, `datasets`' default patterns read a single-config export's `dev` folder
+    as validation; read under its own name, `dev` was left unread and validation cut from train, unsaid.
+    Now that is one line naming the split and both fixes, and each fix reads what it says."""
+    features = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
+    for split, n in {"train": 40, "dev": 10, "test": 8}.items():
+        path = tmp_path / "mirrors" / REPO / "default" / split / "0000.parquet"
+        path.parent.mkdir(parents=True)
+        rows = {"text": [f"{split} row {i}" for i in range(n)], "label": [i % 2 for i in range(n)]}
+        Dataset.from_dict(rows, features=features).to_parquet(path)
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "mirrors"))
+    with pytest.raises(UserError) as err:
+        task_from_file(_spec(tmp_path, None))
+    assert str(err.value) == (  # as docs/errors.md's row task-file-hub-validation-named-otherwise shows it
+        f"task file {tmp_path}/t.yaml: {REPO} (files default/dev/*.parquet, ...) at {EXPORT} has no split "
+        "'validation' but has 'dev' (it has dev, test, train), which validation cut from train would leave "
+        "unread; map it (data.splits: {validation: dev}), or cut validation from train (data.splits: "
+        "{validation: null})"
+    )
+    _, mapped = load_task(task_from_file(_spec(tmp_path, None, {"validation": "dev"})))
+    assert {r["text"].split()[0] for r in mapped.val} == {"dev"} and len(mapped.val) == 10
+    _, cut = load_task(task_from_file(_spec(tmp_path, None, {"validation": None})))
+    assert {r["text"].split()[0] for r in cut.val} == {"train"} and len(cut.train) + len(cut.val) == 40

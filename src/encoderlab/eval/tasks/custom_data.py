@@ -29,7 +29,7 @@ from encoderlab.eval.tasks.hub import HubSource, load_hub
 from encoderlab.eval.tasks.hubexport import export_source
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
-from encoderlab.eval.tasks.splits import cut_size
+from encoderlab.eval.tasks.splits import cut_size, split_role
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
 
@@ -226,6 +226,8 @@ def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[di
                 f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in "
                 "data.splits" + (" (null cuts validation from train)" if s == "validation" else "")
             )
+    if "validation" not in data.splits and "validation" not in found:
+        _refuse_unread_validation(ds, names, source, where)
     places = {s: hub_places(names[s], v.num_rows) for s, v in found.items()}
     if "validation" in found and data.validation_fraction is not None:  # was ignored, unsaid
         raise UserError(
@@ -234,6 +236,26 @@ def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[di
             "{validation: null} to cut it from train"
         )
     return found, places
+
+
+def _refuse_unread_validation(ds, names: dict[str, str | None], source: HubSource, where: str) -> None:
+    """Refuse a hub dataset whose validation goes by another name (`dev`, `val`, `valid`:
+    `splits.split_role`) that no split of ours maps, `data.splits.validation` left out: validation was cut
+    from train and that split left unread, unsaid. A parquet export keeps its own split names
+    (`hubexport.export_source`), where `datasets`' default patterns had read an export's `dev` folder as
+    validation, so such a task file changed its validation without a word. Where one of ours maps a split of
+    that role already (MNLI's `test: validation_matched`), the user has seen them: validation is cut."""
+    mapped = {n for n in names.values() if n in ds}
+    if any(split_role(n) == "validation" for n in mapped):
+        return
+    unread = [n for n in ds if split_role(n) == "validation"]
+    if unread:
+        raise UserError(
+            f"{where}: {source.describe()} has no split 'validation' but has {', '.join(map(repr, unread))} "
+            f"(it has {', '.join(ds)}), which validation cut from train would leave unread; map it "
+            f"(data.splits: {{validation: {unread[0]}}}), or cut validation from train (data.splits: "
+            "{validation: null})"
+        )
 
 
 def _cut(train, places: RowPlaces, split: str, fraction: float, seed: int, where: str) -> tuple:
