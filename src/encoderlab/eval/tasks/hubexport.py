@@ -38,7 +38,9 @@ def export_source(source: HubSource) -> HubSource:
     several, or one the export lacks."""
     if source.revision != PARQUET_EXPORT or source.data_files:
         return source
-    paths = _export_paths(source)
+    # files in neither of the converter's layouts (a mirror of the main branch, `data/train-00000-of-00001
+    # .parquet`, named at this revision) are `datasets`' to read by its patterns, as before the export was listed
+    paths = [p for p in _export_paths(source) if _split(p) is not None]
     if not paths:
         return source
     configs = sorted({p.parts[0] for p in paths if len(p.parts) > 1})
@@ -54,8 +56,10 @@ def _split(path: PurePosixPath) -> str | None:
     `<config>/<name>-<split>[-00000-of-0000N].parquet`."""
     if len(path.parts) == 3:
         return path.parts[1]
-    if len(path.parts) == 2 and "-" in path.stem:
-        return SHARD.sub("", path.stem).rsplit("-", 1)[1]
+    # the hub's `data/` layout, `train-00000-of-00001`, leaves `train`: no `<name>-<split>`, no split
+    stem = SHARD.sub("", path.stem)
+    if len(path.parts) == 2 and "-" in stem:
+        return stem.rsplit("-", 1)[1]
     return None
 
 
