@@ -24,7 +24,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from encoderlab.config import coerce, from_dict, read_mapping, unknown_fields
@@ -63,13 +62,14 @@ from encoderlab.eval.tasks.custom_labels import (
     label_set,
     reads_ids,
     refuse_hidden_labels,
+    tc_shape,
     written,
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
 from encoderlab.eval.tasks.hub import class_names
 from encoderlab.eval.tasks.localfiles import task_files
 from encoderlab.eval.tasks.paper import rows
-from encoderlab.eval.tasks.rowplaces import RowPlaces
+from encoderlab.eval.tasks.rowplaces import RowPlaces, file_order
 from encoderlab.eval.tasks.splits import (
     check_overlap,
     cut_validation,
@@ -250,32 +250,8 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
         ]
         for s in SPLITS
     }
-    labels: tuple[str, ...] = ()
     if spec.family in ("sc", "pair-sc", "tc"):
-        field_ = "label" if spec.family != "tc" else "tags"
-        label_col, kind = col[field_], label_kind(spec.options)
-        raw = _label_cells(spec.labels is not None, found, raw, places, (field_, label_col), where)
-        names = class_names(found["train"], label_col)
-        cells = [r[field_] for r in raw["train"]]  # an example a refusal gives names its split and line
-        at = partial(places["train"].of, "train")
-        labels = label_set(spec.labels, spec.family, kind, names, cells, label_col, where, at)
-        if spec.labels is None:
-            named = names is not None
-        else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them
-            flat = [(s, i) for s in SPLITS for i in range(len(raw[s]))]
-            values = [raw[s][i][field_] for s, i in flat]
-            named = reads_ids(labels, values, label_col, where, lambda k: places[flat[k][0]].of(*flat[k]))
-        convert = converter(spec.family, labels, named, kind)
-        parts = {  # a row's problem names its split and line (a tag seen only in test: "not in the label set")
-            s: [convert(r, f"{where}: {places[s].of(s, i)}") for i, r in enumerate(raw[s])] for s in SPLITS
-        }
-        check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
-        # the metric as `task_from_file` resolves it (the family's default where the file names none)
-        scored_by = {spec.metric or _metrics(spec)[0], spec.finetune.select_metric}
-        if spec.family == "tc" and "entity_f1" in scored_by:
-            _check_iob2(parts, labels, places, where)
-        check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
-        return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
+        return _labelled(spec, found, raw, places, col, where)
     if spec.family == "qa":
         counts: dict = {}
         parts = {s: qa_examples(raw[s], s, counts, where, _row_where(places[s], s, where)) for s in SPLITS}
@@ -286,24 +262,68 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     return TaskData(train, evals["validation"], {"test": evals["test"]})
 
 
-def _check_iob2(parts: dict[str, list[dict]], tags: tuple[str, ...], places: dict, where: str) -> None:
+def _labelled(
+    spec: TaskSpec, found: dict, raw: dict, places: dict[str, RowPlaces], col: dict, where: str
+) -> TaskData:
+    """An sc, pair-sc or tc task's examples from its rows (`raw`, our field names; `col`: field -> column).
+    Rows are checked in file order (`file_order`), so a refusal names the first bad row of the data even
+    where validation was cut from train and shuffled; the examples keep their split's order."""
+    field_ = "label" if spec.family != "tc" else "tags"
+    label_col, kind = col[field_], label_kind(spec.options)
+    raw = _label_cells(spec.labels is not None, found, raw, places, (field_, label_col), where)
+    names = class_names(found["train"], label_col)
+    order = file_order(places, SPLITS)
+    for s, i in order if spec.family == "tc" else ():  # before the tag set is read from train's cells
+        tc_shape(raw[s][i], f"{where}: {places[s].of(s, i)}")
+    in_train = [i for _, i in file_order(places, ("train",))]
+    cells = [raw["train"][i][field_] for i in in_train]  # an example a refusal gives names its split and line
+    at = lambda k: places["train"].of("train", in_train[k])  # noqa: E731
+    labels = label_set(spec.labels, spec.family, kind, names, cells, label_col, where, at)
+    if spec.labels is None:
+        named = names is not None
+    else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them
+        values = [raw[s][i][field_] for s, i in order]
+        named = reads_ids(labels, values, label_col, where, lambda k: places[order[k][0]].of(*order[k]))
+    convert = converter(spec.family, labels, named, kind)
+    parts: dict[str, list] = {s: [None] * len(raw[s]) for s in SPLITS}
+    for (
+        s,
+        i,
+    ) in order:  # a row's problem names its split and line (a tag only in test: "not in the label set")
+        parts[s][i] = convert(raw[s][i], f"{where}: {places[s].of(s, i)}")
+    check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
+    # the metric as `task_from_file` resolves it (the family's default where the file names none)
+    scored_by = {spec.metric or _metrics(spec)[0], spec.finetune.select_metric}
+    if spec.family == "tc" and "entity_f1" in scored_by:
+        _check_iob2(parts, labels, places, order, where)
+    check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
+    return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
+
+
+def _check_iob2(
+    parts: dict[str, list[dict]],
+    tags: tuple[str, ...],
+    places: dict,
+    order: list[tuple[str, int]],
+    where: str,
+) -> None:
     """Refuse an `I-` tag that continues no entity of its type (after `O`, or after another type), as IOB1
     data (CoNLL-2003's original files) starts entities, when scored by strict IOB2 entity F1: seqeval drops
     such an entity from the gold, so a model tagging it `O` scored it right and one tagging `B-PER I-PER`
     scored a false positive, without a word. Tag sets that are not IOB are `_check_entity_tags`'."""
     if non_iob_tag(tags) is not None:
         return
-    for split in SPLITS:
-        for i, example in enumerate(parts[split]):
-            names = [tags[t] for t in example["tags"]]
-            for k, (before, tag) in enumerate(zip(["O", *names], names)):
-                if tag.startswith("I-") and before[2:] != tag[2:]:
-                    raise UserError(
-                        f"{where}: {places[split].of(split, i)}: tag {tag!r} of word {k + 1} "
-                        f"({example['tokens'][k]!r}) follows {before!r}, so strict IOB2 entity F1 (metric "
-                        "'entity_f1') drops that entity from the scores; convert IOB1 tags to IOB2 (B- starts "
-                        "every entity), or set `metric: conlleval_f1` (conlleval's lenient reading)"
-                    )
+    for split, i in order:  # in file order (`file_order`): the first such row of the data is named
+        example = parts[split][i]
+        names = [tags[t] for t in example["tags"]]
+        for k, (before, tag) in enumerate(zip(["O", *names], names)):
+            if tag.startswith("I-") and before[2:] != tag[2:]:
+                raise UserError(
+                    f"{where}: {places[split].of(split, i)}: tag {tag!r} of word {k + 1} "
+                    f"({example['tokens'][k]!r}) follows {before!r}, so strict IOB2 entity F1 (metric "
+                    "'entity_f1') drops that entity from the scores; convert IOB1 tags to IOB2 (B- starts "
+                    "every entity), or set `metric: conlleval_f1` (conlleval's lenient reading)"
+                )
 
 
 def _required(spec: TaskSpec) -> tuple[str, ...]:

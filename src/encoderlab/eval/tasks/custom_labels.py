@@ -397,6 +397,26 @@ def _sc_labels(where: str, labels: tuple[str, ...], value, named: bool, kind: Ki
     return {"labels": sorted({label_id(where, labels, v, named) for v in value})}
 
 
+def tc_shape(r: dict, where: str) -> None:
+    """Refuse a tc row whose tokens and tags are not two lists of one length, at least one word long. Run
+    on every row before the tag set is read from train's cells: a string cell (a CSV's "B-LOC O O") was
+    read as a tag of its own, and a good row cut into test refused as "label 'B-LOC' is not in the label
+    set ['O', 'B-LOC O O']", not the string cell."""
+    if not isinstance(r["tokens"], list) or not isinstance(r["tags"], list):
+        raise UserError(  # the fix was not said: a CSV cell is one text, never a list
+            f"{where}: a row's tokens and tags must both be lists, got {r['tokens']!r}, {r['tags']!r}; "
+            'write one list each per row, in JSON lines or parquet (`{"tokens": ["Paris", "is"], '
+            '"tags": ["B-LOC", "O"]}`, under your column names); a CSV or TSV cell is one text'
+        )
+    if len(r["tokens"]) != len(r["tags"]):
+        raise UserError(  # the fix was not said
+            f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags; give each word "
+            "one tag, in order (tags[i] tags tokens[i])"
+        )
+    if not r["tokens"]:  # a split of such rows had no word to score (a ZeroDivisionError)
+        raise UserError(f"{where}: a row has no tokens (an empty sentence); remove the row")
+
+
 def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind) -> Callable:
     """One function from a row (our field names) and where it is (`task file X: train split, line 3 of
     train.csv`, which a refusal of the row starts with) to an example of the family."""
@@ -414,19 +434,7 @@ def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind) -> 
     if family == "tc":
 
         def tc(r, where: str):
-            if not isinstance(r["tokens"], list) or not isinstance(r["tags"], list):
-                raise UserError(  # the fix was not said: a CSV cell is one text, never a list
-                    f"{where}: a row's tokens and tags must both be lists, got {r['tokens']!r}, {r['tags']!r}; "
-                    'write one list each per row, in JSON lines or parquet (`{"tokens": ["Paris", "is"], '
-                    '"tags": ["B-LOC", "O"]}`, under your column names); a CSV or TSV cell is one text'
-                )
-            if len(r["tokens"]) != len(r["tags"]):
-                raise UserError(  # the fix was not said
-                    f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags; give each word "
-                    "one tag, in order (tags[i] tags tokens[i])"
-                )
-            if not r["tokens"]:  # a split of such rows had no word to score (a ZeroDivisionError)
-                raise UserError(f"{where}: a row has no tokens (an empty sentence); remove the row")
+            tc_shape(r, where)
             return {
                 "tokens": [cell_text(t, "token", where) for t in r["tokens"]],
                 "tags": [label_id(where, labels, t, named) for t in r["tags"]],

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +81,23 @@ class RowPlaces:
     def cut(self, order: list[int]) -> RowPlaces:
         """The places of a part of this split, its rows' indices in the source given."""
         return dataclasses.replace(self, order=tuple(order))
+
+
+def file_order(places: dict[str, RowPlaces], splits: Iterable[str]) -> list[tuple[str, int]]:
+    """(split, row index) of every row of `splits`, in the order of the data read: the train file's rows
+    in its line order, wherever a cut put them (validation and `test_fraction`'s test, cut from train, and
+    train itself, which `train_test_split` shuffles), then each other split's file in its own order.
+
+    Per-row checks run in this order, so a refusal names the first bad row of the file, as it would if
+    the rows were checked before the cut; the examples built keep their split's order (its seeded
+    shuffle), on which the data hash and the fine-tuning depend."""
+    splits = tuple(splits)
+    rank = {s: k for k, s in enumerate(splits)}
+    group = {s: rank.get("train", k) if places[s].from_train else k for s, k in rank.items()}
+    return sorted(
+        ((s, i) for s in splits for i in range(len(places[s].order))),
+        key=lambda row: (group[row[0]], places[row[0]].order[row[1]]),
+    )
 
 
 def file_places(name: str, path: Path, rows: int, where: str) -> RowPlaces:
