@@ -135,3 +135,37 @@ def test_an_iob1_tag_names_the_first_line_holding_one(tmp_path):
     assert re.search(r": (train|validation) split, line 2 of train\.jsonl: tag 'I-PER' of word 1", message), (
         message
     )
+
+
+def _qa_rows(n: int) -> list[dict]:
+    return [
+        {
+            "question": f"who ran {i}?",
+            "context": f"Bob ran {i}.",
+            "answers": {"text": ["Bob"], "answer_start": [0]},
+        }
+        for i in range(n)
+    ]
+
+
+def _ir_rows(n: int) -> list[dict]:
+    return [{"query": f"query {i}", "document": f"document {i}"} for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("family", "rows", "cell", "value", "said"),
+    [
+        ("qa", _qa_rows, "question", "", "a row has an empty question; fill it in or remove the row"),
+        ("qa", _qa_rows, "answers", {"text": "Bob", "answer_start": 0}, "a row's answers must be SQuAD's"),
+        ("ir", _ir_rows, "document", None, "a row has an empty document; fill it in or remove the row"),
+    ],
+)
+def test_qa_and_ir_row_cells_name_the_first_bad_line(tmp_path, family, rows, cell, value, said):
+    train = rows(ROWS)
+    for row in train[1:]:
+        row[cell] = value
+    _jsonl(tmp_path / "train.jsonl", train)
+    _jsonl(tmp_path / "test.jsonl", rows(10))
+    message = _refusal(tmp_path, family=family, data={"train": "train.jsonl", "test": "test.jsonl"})
+    assert re.search(r": (train|validation) split, line 2 of train\.jsonl: ", message), message
+    assert said in message, message

@@ -65,11 +65,18 @@ from encoderlab.eval.tasks.custom_labels import (
     tc_shape,
     written,
 )
-from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
+from encoderlab.eval.tasks.custom_rows import (
+    ir_eval_split,
+    ir_pairs,
+    ir_row,
+    qa_examples,
+    qa_row,
+    require_answers,
+)
 from encoderlab.eval.tasks.hub import class_names
 from encoderlab.eval.tasks.localfiles import task_files
 from encoderlab.eval.tasks.paper import rows
-from encoderlab.eval.tasks.rowplaces import RowPlaces, file_order
+from encoderlab.eval.tasks.rowplaces import RowPlaces, check_rows, file_order
 from encoderlab.eval.tasks.splits import (
     check_overlap,
     cut_validation,
@@ -252,6 +259,7 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     }
     if spec.family in ("sc", "pair-sc", "tc"):
         return _labelled(spec, found, raw, places, col, where)
+    check_rows(qa_row if spec.family == "qa" else ir_row, raw, places, where)
     if spec.family == "qa":
         counts: dict = {}
         parts = {s: qa_examples(raw[s], s, counts, where, _row_where(places[s], s, where)) for s in SPLITS}
@@ -272,9 +280,9 @@ def _labelled(
     label_col, kind = col[field_], label_kind(spec.options)
     raw = _label_cells(spec.labels is not None, found, raw, places, (field_, label_col), where)
     names = class_names(found["train"], label_col)
+    if spec.family == "tc":  # before the tag set is read from train's cells
+        check_rows(tc_shape, raw, places, where)
     order = file_order(places, SPLITS)
-    for s, i in order if spec.family == "tc" else ():  # before the tag set is read from train's cells
-        tc_shape(raw[s][i], f"{where}: {places[s].of(s, i)}")
     in_train = [i for _, i in file_order(places, ("train",))]
     cells = [raw["train"][i][field_] for i in in_train]  # an example a refusal gives names its split and line
     at = lambda k: places["train"].of("train", in_train[k])  # noqa: E731

@@ -69,6 +69,21 @@ def qa_answers(value, where: str) -> list[dict]:
     return [{"text": str(t), "answer_start": n} for t, n in answers]
 
 
+def qa_row(r: dict, where: str) -> None:
+    """Check a QA row's own cells (its answers' shape, a non-empty context and question), as `qa_examples`
+    reads them: run on every row in file order first, so the first bad row of the data is named."""
+    qa_answers(r["answers"], where)
+    for field in ("context", "question"):
+        _text(r, field, where)
+
+
+def ir_row(r: dict, where: str) -> None:
+    """Check an IR row's own cells (a non-empty query and document), as `ir_rows` reads them; in file
+    order first, as `qa_row`."""
+    for field in ("query", "document"):
+        _text(r, field, where)
+
+
 def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str, at: RowWhere) -> list[dict]:
     """A split's QA examples; ids default to the row's number, and a scored split's ids are unique.
     `at(i)`: row i's place, which a refusal of that row starts with."""

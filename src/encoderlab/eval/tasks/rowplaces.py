@@ -11,7 +11,9 @@ reading finds another number of rows than the reader did (a .json file holding o
 `csv` parses otherwise than pandas), rows are counted instead: "row N" of a JSON file or parquet,
 "row N (after the header)" of a CSV. A hub dataset's rows are counted in its split. A split cut from
 train (validation, or test by `test_fraction`) names the train file's lines: each row keeps its
-index in the file it came from through the cut.
+index in the file it came from through the cut. Rows are checked in file order (`file_order`,
+`check_rows`), so a refusal names the first bad row of the data, not a row of train's shuffled cut;
+trade-off: a pass over every row before the splits are converted, which the conversion repeats.
 
 A problem of a column as a whole (a column the split lacks) names the split's file, and a CSV's or TSV's
 header line: `test split, line 1 of test.csv (the header)`, `test split, test.jsonl`; a problem of the
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,6 +100,16 @@ def file_order(places: dict[str, RowPlaces], splits: Iterable[str]) -> list[tupl
         ((s, i) for s in splits for i in range(len(places[s].order))),
         key=lambda row: (group[row[0]], places[row[0]].order[row[1]]),
     )
+
+
+def check_rows(
+    check: Callable[[dict, str], None], rows: dict[str, list[dict]], places: dict[str, RowPlaces], where: str
+) -> None:
+    """Run a row's own checks (`check(row, where it is)`) on every row of the splits `rows` holds, in file
+    order (`file_order`). A task's rows are converted split by split, train first, after validation was
+    cut from train and shuffled: a refusal named a shuffled row (line 95 while line 2 was already wrong)."""
+    for s, i in file_order(places, rows):
+        check(rows[s][i], f"{where}: {places[s].of(s, i)}")
 
 
 def file_places(name: str, path: Path, rows: int, where: str) -> RowPlaces:
