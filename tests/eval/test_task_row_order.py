@@ -169,3 +169,47 @@ def test_qa_and_ir_row_cells_name_the_first_bad_line(tmp_path, family, rows, cel
     message = _refusal(tmp_path, family=family, data={"train": "train.jsonl", "test": "test.jsonl"})
     assert re.search(r": (train|validation) split, line 2 of train\.jsonl: ", message), message
     assert said in message, message
+
+
+def _validation_lines(tmp_path, family: str, rows: list[dict], key) -> list[int]:
+    """The lines of train.jsonl (`rows`, ids unique) that the validation cut takes, in file order: the cut
+    depends on the row count and the seed only, so a file of as many rows is cut alike. `key(task data)`:
+    the validation rows' indices."""
+    _jsonl(tmp_path / "train.jsonl", rows)
+    data = {"train": "train.jsonl", "test": "test.jsonl"}
+    path = write_task_file(tmp_path, name="good", family=family, data=data, allow_overlap=True)
+    return sorted(i + 1 for i in key(load_task_files([str(path)])[0].loader()))
+
+
+def test_a_qa_id_twice_in_a_cut_validation_names_its_first_two_lines(tmp_path):
+    _jsonl(tmp_path / "test.jsonl", [{**row, "id": f"t{i}"} for i, row in enumerate(_qa_rows(10))])
+    rows = [{**row, "id": f"r{i}"} for i, row in enumerate(_qa_rows(ROWS))]
+    lines = _validation_lines(tmp_path, "qa", rows, lambda data: [int(e["id"][1:]) for e in data.val])
+    _jsonl(tmp_path / "train.jsonl", [{**row, "id": "q"} for row in rows])  # one id: validation repeats it
+    message = _refusal(tmp_path, family="qa", data={"train": "train.jsonl", "test": "test.jsonl"})
+    assert f"validation split, line {lines[1]} of train.jsonl: " in message, message
+    assert f"(this one and line {lines[0]} of train.jsonl)" in message, message
+
+
+def test_an_ir_id_of_two_texts_names_the_first_text_of_the_file_first(tmp_path):
+    _jsonl(tmp_path / "test.jsonl", _ir_rows(10))
+    rows = _ir_rows(ROWS)  # query i on line i + 1
+    lines = _validation_lines(
+        tmp_path, "ir", rows, lambda data: [int(q.split()[1]) for q in data.val.queries.values()]
+    )
+    _jsonl(tmp_path / "train.jsonl", [{"query_id": "1", **row} for row in rows])
+    message = _refusal(tmp_path, family="ir", data={"train": "train.jsonl", "test": "test.jsonl"})
+    first, second = (f"'query {n - 1}'" for n in lines[:2])
+    assert f"validation split, line {lines[1]} of train.jsonl: " in message, message
+    assert f"two different query texts ({first}, {second})" in message, message
+
+
+def test_qa_answers_none_in_context_name_the_first_train_row_of_the_file(tmp_path):
+    train = [{**row, "answers": {"text": ["Bob"], "answer_start": [3]}} for row in _qa_rows(ROWS)]
+    _jsonl(tmp_path / "train.jsonl", train)
+    _jsonl(tmp_path / "test.jsonl", _qa_rows(10))
+    message = _refusal(tmp_path, family="qa", data={"train": "train.jsonl", "test": "test.jsonl"})
+    found = re.search(r"\(first row, train split, line (\d+) of train\.jsonl: ", message)
+    assert found, message
+    cut = ROWS - int(ROWS * 0.95)  # the validation rows, which may hold the first lines
+    assert int(found[1]) <= 2 + cut, message

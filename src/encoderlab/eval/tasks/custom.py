@@ -260,14 +260,17 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     if spec.family in ("sc", "pair-sc", "tc"):
         return _labelled(spec, found, raw, places, col, where)
     check_rows(qa_row if spec.family == "qa" else ir_row, raw, places, where)
+    at = {s: _row_where(places[s], s, where) for s in SPLITS}
+    order = {s: [i for _, i in file_order(places, (s,))] for s in SPLITS}  # ids checked in file order
     if spec.family == "qa":
         counts: dict = {}
-        parts = {s: qa_examples(raw[s], s, counts, where, _row_where(places[s], s, where)) for s in SPLITS}
+        parts = {s: qa_examples(raw[s], s, counts, where, at[s], order[s]) for s in SPLITS}
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, counts)
     # Evaluation corpora hold the split's documents only (judged-only, as the built-in IR tasks).
-    evals = {s: ir_eval_split(raw[s], s, _row_where(places[s], s, where)) for s in ("validation", "test")}
-    train = ir_pairs(raw["train"], _row_where(places["train"], "train", where))
-    return TaskData(train, evals["validation"], {"test": evals["test"]})
+    evals = {s: ir_eval_split(raw[s], s, at[s], order[s]) for s in ("validation", "test")}
+    return TaskData(
+        ir_pairs(raw["train"], at["train"], order["train"]), evals["validation"], {"test": evals["test"]}
+    )
 
 
 def _labelled(

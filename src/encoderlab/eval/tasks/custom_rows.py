@@ -19,7 +19,7 @@ text (equal texts, one id).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 
 from encoderlab.errors import UserError, shown
 from encoderlab.eval.spec import IRSplit, QAOptions
@@ -84,11 +84,17 @@ def ir_row(r: dict, where: str) -> None:
         _text(r, field, where)
 
 
-def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str, at: RowWhere) -> list[dict]:
-    """A split's QA examples; ids default to the row's number, and a scored split's ids are unique.
-    `at(i)`: row i's place, which a refusal of that row starts with."""
-    out, seen = [], {}
-    for i, r in enumerate(split_rows):
+def qa_examples(
+    split_rows: list[dict], part: str, counts: dict, where: str, at: RowWhere, order: Sequence[int]
+) -> list[dict]:
+    """A split's QA examples, in the split's order; ids default to the row's number, and a scored split's
+    ids are unique. `at(i)`: row i's place, which a refusal of that row starts with; `order`: the rows'
+    indices in file order (`rowplaces.file_order`), in which they are checked, so a refusal names the
+    first of two questions with one id, or the first row, as the file has them."""
+    slots: list[dict | None] = [None] * len(split_rows)
+    seen: dict[str, int] = {}
+    for i in order:
+        r = split_rows[i]
         answers = qa_answers(r["answers"], at(i))
         rec_id = f"{part}-{i}" if empty(r.get("id")) else str(r["id"])  # a NaN was the id 'nan', twice
         if part != "train" and rec_id in seen:
@@ -99,14 +105,14 @@ def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str, at:
             )
         seen[rec_id] = i
         context, question = _text(r, "context", at(i)), _text(r, "question", at(i))
-        ex = qa_example(rec_id, context, question, answers, counts, scored=part != "train")
-        if ex is not None:
-            out.append(ex)
+        slots[i] = qa_example(rec_id, context, question, answers, counts, scored=part != "train")
+    out = [ex for ex in slots if ex is not None]
     if split_rows and not out:  # every training answer skipped: "the train split is empty" said not why
-        answer = qa_answers(split_rows[0]["answers"], where)[0]
+        first_row = order[0]
+        answer = qa_answers(split_rows[first_row]["answers"], where)[0]
         start, text = answer["answer_start"], answer["text"]
-        found = _text(split_rows[0], "context", where)[start : start + len(text)]
-        first = at(0).removeprefix(f"{where}: ")  # `train split, line 6 of train.jsonl`
+        found = _text(split_rows[first_row], "context", where)[start : start + len(text)]
+        first = at(first_row).removeprefix(f"{where}: ")  # `train split, line 6 of train.jsonl`
         raise UserError(
             f"{where}: no answer of the train split is in its context at its answer_start (first row, {first}: "
             f"{text!r} at {start} reads {found!r}); answer_start is the answer's 0-based character offset in "
@@ -125,12 +131,16 @@ def _id(r: dict, field: str, text: str) -> str:
     return str(given)
 
 
-def ir_rows(split_rows: Iterable[dict], part: str, at: RowWhere) -> list[tuple[str, str, str, str]]:
-    """(query id, query, document id, document) of each row; an id naming two texts is one line.
-    `at(i)`: row i's place, which a refusal of that row starts with."""
-    out, texts = [], {"query": {}, "document": {}}
-    for i, r in enumerate(split_rows):
-        where = at(i)
+def ir_rows(
+    split_rows: list[dict], part: str, at: RowWhere, order: Sequence[int]
+) -> list[tuple[str, str, str, str]]:
+    """(query id, query, document id, document) of each row, in the split's order; an id naming two texts
+    is one line. `at(i)`: row i's place, which a refusal of that row starts with; `order`: the rows' indices
+    in file order, in which they are checked (the first text of an id is the file's first)."""
+    slots: list = [None] * len(split_rows)
+    texts: dict[str, dict[str, str]] = {"query": {}, "document": {}}
+    for i in order:
+        r, where = split_rows[i], at(i)
         query, document = _text(r, "query", where), _text(r, "document", where)
         qid, did = _id(r, "query_id", query), _id(r, "doc_id", document)
         for kind, key, text in (("query", qid, query), ("document", did, document)):
@@ -140,18 +150,20 @@ def ir_rows(split_rows: Iterable[dict], part: str, at: RowWhere) -> list[tuple[s
                     f"{where}: the {part} split gives {kind} id {key!r} to two different {kind} texts "
                     f"({known[:30]!r}, {text[:30]!r}); give each {kind} its own id"
                 )
-        out.append((qid, query, did, document))
-    return out
+        slots[i] = (qid, query, did, document)
+    return slots
 
 
-def ir_pairs(split_rows: Iterable[dict], at: RowWhere) -> list[dict]:
+def ir_pairs(split_rows: list[dict], at: RowWhere, order: Sequence[int]) -> list[dict]:
     """Training pairs {query, document, doc_id} (the id marks in-batch copies of a positive)."""
-    return [{"query": q, "document": d, "doc_id": did} for _, q, did, d in ir_rows(split_rows, "train", at)]
+    return [
+        {"query": q, "document": d, "doc_id": did} for _, q, did, d in ir_rows(split_rows, "train", at, order)
+    ]
 
 
-def ir_eval_split(split_rows: Iterable[dict], part: str, at: RowWhere) -> IRSplit:
+def ir_eval_split(split_rows: list[dict], part: str, at: RowWhere, order: Sequence[int]) -> IRSplit:
     """An evaluation split: its queries, its documents as the corpus, each row a relevant pair."""
-    return ir_split(ir_rows(split_rows, part, at))
+    return ir_split(ir_rows(split_rows, part, at, order))
 
 
 def require_answers(options: QAOptions, scored: dict[str, list[dict]], where: str) -> None:
