@@ -3,6 +3,7 @@ empty, and a task file naming a key twice (split from test_custom_tasks.py, whos
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import datasets
@@ -203,6 +204,17 @@ def test_a_hub_split_of_hidden_labels_is_refused_where_it_plays(tmp_path, capsys
     data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"validation": "test", "test": "validation"}}
     with pytest.raises(UserError, match=r"validation split \(the dataset's 'test' split\): 8 rows of 8"):
         task_from_file(_spec(tmp_path, **spec, data=data))
+    # a train split cut (validation) and shuffled names the first row of the data, not of its shuffle
+    data = {
+        "hub": "nyu-mll/glue",
+        "config": "sst2",
+        "splits": {"train": "test", "test": "validation", "validation": None},
+    }
+    with pytest.raises(UserError) as err:
+        task_from_file(_spec(tmp_path, **spec, data=data, allow_overlap=True))
+    assert re.search(
+        r"train split \(the dataset's 'test' split\): 7 rows of 7 \(e\.g\. row [12]\)", str(err.value)
+    )
 
 
 def test_a_hub_test_split_mapped_beside_a_test_fraction_is_refused(tmp_path, capsys, monkeypatch):

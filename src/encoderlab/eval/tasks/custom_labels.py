@@ -210,12 +210,13 @@ def refuse_hidden_labels(split: str, cells: list, places: RowPlaces, column: str
     """A class-label column's -1 is `datasets`' mark of a label the dataset does not publish (GLUE's and
     SuperGLUE's test splits): read as a class id, a test split of them scored every prediction wrong,
     and a train split of them failed in the loss. Called on columns with class names only, where -1
-    cannot be a class of one's own."""
+    cannot be a class of one's own. The example is the first such row of the data (a split cut from train
+    is shuffled)."""
     hidden = [i for i, c in enumerate(cells) if c == -1 or (isinstance(c, list) and -1 in c)]
     if hidden:
         raise UserError(
             f"{where}: {places.whole(split, header=False)}: {count(len(hidden), 'row')} of {len(cells)} "
-            f"(e.g. {places.row(hidden[0])}) have the label -1 in {column!r}, the dataset's hidden "
+            f"(e.g. {places.row(min(hidden, key=places.order.__getitem__))}) have the label -1 in {column!r}, the dataset's hidden "
             f"label; {HIDDEN_FIX[split]}"
         )
 
