@@ -39,6 +39,21 @@ def _run(tmp_path: Path, init: Path, mask_token: str = "<mask>", steps: int = 2,
     return cfg, SyntheticSource(cfg.layout, DECODER_SPEC, seed=0)
 
 
+def _tokenizer_reads(monkeypatch) -> list[Path]:
+    """The folders `load_tokenizer` reads from here on, in order (reads counted, not timed)."""
+    import encoderlab.data.tokenizer as tokenizers
+
+    read: list[Path] = []
+    real = tokenizers.load_tokenizer
+
+    def counted(name_or_path):
+        read.append(Path(name_or_path).resolve())
+        return real(name_or_path)
+
+    monkeypatch.setattr(tokenizers, "load_tokenizer", counted)
+    return read
+
+
 @pytest.mark.parametrize("tied", [True, False], ids=["tied", "untied"])
 def test_a_decoder_gets_a_mask_token_with_mean_rows_and_keeps_its_function(tmp_path, tied):
     start = load_pretrained(save_tiny_decoder(tmp_path / "decoder", tied)).model
@@ -99,20 +114,11 @@ def test_a_cpt_run_reads_each_tokenizer_once_at_setup(tmp_path, monkeypatch):
     then again for the run (a resume), and a resume read its checkpoint's tokenizer with the model and again
     to compare it with the data's: 4 reads of 2 tokenizers. Each is now read once and handed on
     (`TrainStep.data_tokenizer`, `checkpoint_tokenizer`). Counted, not timed."""
-    import encoderlab.data.tokenizer as tokenizers
-
     init = save_tiny_decoder(tmp_path / "decoder", tied=True)
     data = _prepared_with(init, tmp_path / "data")
     cfg, _ = _run(tmp_path, init, steps=2)
     cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, path=str(data)))
-    read: list[Path] = []
-    real = tokenizers.load_tokenizer
-
-    def counted(name_or_path):
-        read.append(Path(name_or_path).resolve())
-        return real(name_or_path)
-
-    monkeypatch.setattr(tokenizers, "load_tokenizer", counted)
+    read = _tokenizer_reads(monkeypatch)
     pretrain(cfg, until_step=1)
     assert sorted(read) == sorted([(data / "tokenizer").resolve(), init.resolve()])  # the start: each once
     read.clear()
@@ -126,18 +132,9 @@ def test_a_cpt_start_on_synthetic_data_reads_the_start_models_tokenizer_once(tmp
     """On synthetic data the mask token goes into the start model's own tokenizer, whose vocabulary was read
     for the plan (`vocab.start_vocab`: `model_files`) and then again with the model (`load_pretrained`). The
     plan's read is now handed to the load (`TrainStep.start_files`). Counted, not timed."""
-    import encoderlab.data.tokenizer as tokenizers
-
     init = save_tiny_decoder(tmp_path / "decoder", tied=True)
     cfg, source = _run(tmp_path, init, steps=1)
-    read: list[Path] = []
-    real = tokenizers.load_tokenizer
-
-    def counted(name_or_path):
-        read.append(Path(name_or_path).resolve())
-        return real(name_or_path)
-
-    monkeypatch.setattr(tokenizers, "load_tokenizer", counted)
+    read = _tokenizer_reads(monkeypatch)
     pretrain(cfg, source=source)
     assert read == [init.resolve()]  # was twice
     final = load_pretrained(Path(cfg.out) / "final")
