@@ -415,3 +415,39 @@ def test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batc
     code, err = cli([*resume, *fixed], capsys)  # the fix it names passes the resume's check
     assert code == 0, err
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("start", ["scratch", "init"])
+def test_resuming_a_finished_run_says_so_before_building_its_model(tmp_path, capsys, monkeypatch, start):
+    """The finished note follows from the latest checkpoint's state.json and final/ alone, yet the resume built
+    the whole run first (data, the model, the checkpoint's weights and optimizer state) and then said
+    "nothing was changed". Counted: no model is built, from scratch (`build_model`) or from a checkpoint of
+    an `init` run (`resumed_model`)."""
+    import dataclasses
+
+    import torch
+    from tests.train.helpers import tiny_run
+
+    import encoderlab.train.step as step
+    from encoderlab.model import Encoder, ModelConfig
+    from encoderlab.model.io import save_model_folder
+    from encoderlab.train import pretrain
+    from encoderlab.train.config import ModelSpec
+
+    cfg = tiny_run(tmp_path / "run")
+    if start == "init":
+        save_model_folder(Encoder(ModelConfig.from_size("tiny", vocab_size=128)), tmp_path / "init")
+        cfg = dataclasses.replace(cfg, model=ModelSpec(init=str(tmp_path / "init")))
+    pretrain(cfg)
+    built: list[str] = []
+    for name in ("build_model", "resumed_model"):
+        real = getattr(step, name)
+        monkeypatch.setattr(
+            step, name, lambda *a, real=real, name=name, **k: built.append(name) or real(*a, **k)
+        )
+    capsys.readouterr()
+    torch.manual_seed(0)
+    pretrain(cfg, resume=True)
+    steps = cfg.plan()[-1].end
+    assert f"{cfg.out} is finished (step {steps} of {steps}); nothing was changed" in capsys.readouterr().err
+    assert built == []

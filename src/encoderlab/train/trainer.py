@@ -121,6 +121,19 @@ class Trainer:
         resume: bool = False,
         force: bool = False,
     ):
+        self._open(cfg, resume=resume, force=force)
+        self.build(source)
+
+    @classmethod
+    def opened(cls, cfg: RunConfig, *, resume: bool = False, force: bool = False) -> Trainer:
+        """A trainer whose run folder is checked and whose step is read (`_open`), nothing built yet: `build`
+        does that. `pretrain` asks it first whether a resumed run is finished, which then builds no model."""
+        trainer = cls.__new__(cls)
+        trainer._open(cfg, resume=resume, force=force)
+        return trainer
+
+    def _open(self, cfg: RunConfig, *, resume: bool, force: bool) -> None:
+        """The run folder's checks, the world, and the step a resume continues from (its state.json alone)."""
         # the start model's content (`build.init_identity`), hashed at most once, on rank 0, when first needed
         self._init_identity = InitIdentity(cfg.model)
         self._had_run = check_run_folder(  # before anything is read
@@ -130,22 +143,27 @@ class Trainer:
         self.world: World = init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
         latest = self._resumed_from = find_checkpoint(self.run_dir) if resume else None
-        self.train_step = TrainStep(
-            cfg, source=source or build_source(cfg.data, cfg.layout), world=self.world, resume_from=latest
-        )
-        self.progress = ckpt.Progress()
-        # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
-        self._data = data_identity(cfg.data) if source is None else None
-        # what checkpoints record of the start model (rank 0 writes them): a resume keeps its run's record; a
-        # start hashes it in `_claim`, once every refusal (`before_start`'s too) has passed
-        self._init = ckpt.read_state(latest).get("init") if latest and self.world.is_main else None
-        self._start_state(latest)
+        # the counters alone (state.json), for `stop_at` and `finished`; `build` loads the rest of the checkpoint
+        self.progress = ckpt.Progress(**ckpt.read_state(latest)["progress"]) if latest else ckpt.Progress()
         if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
             raise UserError(
                 f"--resume: {self._resumed_from} is past the last step ({self.plan[-1].end}) of this config; "
                 f"lengthen the phases to {self.progress.step} steps or more, delete the checkpoints after step "
                 f"{self.plan[-1].end} to resume from an earlier one, or start a new run folder"
             )
+
+    def build(self, source: BatchSource | None = None) -> None:
+        """The data, the model and the checkpoint's state (every remaining check of the run); writes nothing."""
+        cfg, latest = self.cfg, self._resumed_from
+        self.train_step = TrainStep(
+            cfg, source=source or build_source(cfg.data, cfg.layout), world=self.world, resume_from=latest
+        )
+        # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
+        self._data = data_identity(cfg.data) if source is None else None
+        # what checkpoints record of the start model (rank 0 writes them): a resume keeps its run's record; a
+        # start hashes it in `_claim`, once every refusal (`before_start`'s too) has passed
+        self._init = ckpt.read_state(latest).get("init") if latest and self.world.is_main else None
+        self._start_state(latest)
         self.validator = Validator(cfg, self.train_step.spec, self.train_step.source.spec)  # reads it now
         check_sinks(cfg.sinks)
         # Nothing is written yet: `run` creates the folder once every check has passed.
@@ -470,11 +488,15 @@ def pretrain(
             world = join_world()  # first: a refusal on any rank then stops every rank (`agreed`)
             with agreed(world):
                 run_scope.enter_context(deterministic_mode(cfg.deterministic, resolve_device(cfg)))
-                trainer = Trainer(cfg, source=source, resume=resume, force=force)
+                trainer = Trainer.opened(cfg, resume=resume, force=force)
                 stop = trainer.stop_at(until_step)  # before "is finished; nothing was changed", not after it
                 done = resume and finished(
                     trainer.run_dir, trainer.progress.step, trainer.plan[-1].end, say=world.is_main
                 )
+                # a finished run builds nothing (its data and model were read before saying so); a forced one
+                # still does, so that a config it cannot resume with (another architecture) is refused as before
+                if not done or force:
+                    trainer.build(source)
                 if until_step is not None and until_step > stop and world.is_main:  # as asked, but say so
                     print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
                           "trains to the end", file=sys.stderr)  # fmt: skip
