@@ -490,12 +490,14 @@ def pretrain(
                 run_scope.enter_context(deterministic_mode(cfg.deterministic, resolve_device(cfg)))
                 trainer = Trainer.opened(cfg, resume=resume, force=force)
                 stop = trainer.stop_at(until_step)  # before "is finished; nothing was changed", not after it
+                # a finished run builds nothing (its data and model were read before saying so); a forced resume
+                # is built first, so a config it cannot resume with (another architecture) is refused alone
+                if force:
+                    trainer.build(source)
                 done = resume and finished(
                     trainer.run_dir, trainer.progress.step, trainer.plan[-1].end, say=world.is_main
                 )
-                # a finished run builds nothing (its data and model were read before saying so); a forced one
-                # still does, so that a config it cannot resume with (another architecture) is refused as before
-                if not done or force:
+                if not (done or force):
                     trainer.build(source)
                 if until_step is not None and until_step > stop and world.is_main:  # as asked, but say so
                     print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
