@@ -30,7 +30,9 @@ finished run's summary and its return said "interrupted ... rerun with --resume"
 there stops the command as Ctrl-C does (KeyboardInterrupt, its cleanup run), with the interrupted line and 130.
 A second signal ends a shutdown that hangs at once, with the interrupted line and 130 (its cleanup was
 cut short). In-process callers (tests, notebooks) never enter it: their handlers stay theirs. Its
-block disarms `work_complete` as it ends, so a command run after it in the same process keeps its handlers too. After every
+block disarms `work_complete` as it ends, so a command run after it in the same process keeps its handlers too;
+a later block (a process that runs several commands through the entry point) puts back the handlers the first
+one found, so Ctrl-C interrupts its command as it did the first. After every
 `atexit` hook CPython restores the default handlers (`_PySignal_Fini`) and tears the modules down, which
 takes about a second once torch is loaded: a SIGTERM there (2026-12-06, a tiny `pretrain` on CPU, 0.1 to 0.8 s
 after its summary) ended a finished run with -15 and no line, its work complete. So the hook, when it is the
@@ -94,6 +96,8 @@ _late: list[int] = []
 """Signals received during the interpreter's shutdown (`interrupts_in_shutdown`)."""
 _ended: list[int] = []
 """The exit status the command ended with (a return: 0; `sys.exit(N)`: N); empty when it raised otherwise."""
+_found: list = []
+"""SIGINT's and SIGTERM's handlers as the process's first `interrupts_in_shutdown` found them."""
 _armed: list[Callable[[], None]] = []
 """The `say` of the entry point's `interrupts_in_shutdown` while its command runs (`work_complete` reads it);
 removed as the block ends."""
@@ -119,6 +123,7 @@ def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
     # before it, and only then may it end the process without the teardown that follows (`_ended`)
     atexit.register(_exit_if_interrupted, say, getattr(atexit, "_ncallbacks", lambda: 1)() == 0)
     _ended.clear()  # an earlier command's status in this process is not this one's (the process ends with ours)
+    _restore_found()
     _armed.append(say)
     try:
         yield
@@ -133,6 +138,19 @@ def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
         # a notebook) is an in-process caller's, whose handlers stay its own; left armed, it took them
         _armed.remove(say)
         _note_signals(say)
+
+
+def _restore_found() -> None:
+    """SIGINT and SIGTERM as the first block found them, and no signal noted: an earlier command's block left
+    its noting handlers (`_note_signals`), under which a Ctrl-C while this command ran was only noted (the
+    command ran on, and the process then said the signal came after it had finished) and a second one ended
+    the process at once, its cleanup skipped. A signal noted between the two commands ended neither."""
+    signals = (signal.SIGINT, signal.SIGTERM)
+    if not _found:
+        _found.extend(signal.getsignal(signum) for signum in signals)
+    for signum, handler in zip(signals, _found):
+        signal.signal(signum, handler)
+    _late.clear()
 
 
 def _note_signals(say: Callable[[], None], *, in_command: bool = False) -> None:

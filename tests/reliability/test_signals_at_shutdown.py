@@ -261,3 +261,27 @@ def test_the_process_ends_with_the_status_of_its_last_command(monkeypatch):
     finally:
         for signum, handler in zip(signals, before):
             signal.signal(signum, handler)
+
+
+def test_a_later_command_through_the_entry_point_is_interrupted_by_ctrl_c(monkeypatch):
+    """The first command's block ended by leaving SIGINT and SIGTERM only noted (for the shutdown); a second
+    command run through the entry point in the same process kept those handlers, so a Ctrl-C while it ran was
+    only noted: the command ran on, and the process then said the signal came after it had finished."""
+    from encoderlab import interrupts
+
+    monkeypatch.setattr(interrupts.atexit, "register", lambda *args: None)  # no hook in pytest's process
+    for name in ("_ended", "_late", "_found"):  # this process's record, kept apart from the test's
+        monkeypatch.setattr(interrupts, name, [], raising=False)
+    signals = (signal.SIGINT, signal.SIGTERM)
+    before = [signal.getsignal(s) for s in signals]
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the console script's
+        with interrupts.interrupts_in_shutdown(lambda: None):
+            pass  # the first command
+        with pytest.raises(KeyboardInterrupt), interrupts.interrupts_in_shutdown(lambda: None):
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C during the second command
+            time.sleep(5)  # the signal ends the sleep
+        assert interrupts._late == []
+    finally:
+        for signum, handler in zip(signals, before):
+            signal.signal(signum, handler)
