@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -337,3 +338,23 @@ def test_max_positions_reads_every_kind_of_start_model(tmp_path):
     pretrain(cfg)
     assert max_positions(tmp_path / "run") == load_pretrained(tmp_path / "run").model.config.max_seq_len
     assert max_positions("org/not-here") is None and max_positions(tmp_path / "absent") is None
+
+
+def test_a_resume_on_synthetic_data_plans_its_mask_token_without_the_start_model(tmp_path):
+    """On synthetic data the mask token is planned in the start model's own tokenizer, which a resume read
+    from `model.init` again: with the start model moved or deleted since, the resume failed ("model source
+    ... does not exist"), though it reads nothing else of it. It plans in its checkpoint's tokenizer now, the
+    run's token dropped again, and goes on as the uninterrupted run does."""
+    from safetensors.torch import load_file
+
+    def run(name: str):
+        return _run(tmp_path / name, save_tiny_decoder(tmp_path / name / "decoder", tied=True), steps=4)
+
+    (whole, whole_source), (cut, cut_source) = run("whole"), run("cut")
+    pretrain(whole, source=whole_source)
+    pretrain(cut, source=cut_source, until_step=2)
+    shutil.rmtree(cut.model.init)
+    pretrain(cut, source=SyntheticSource(cut.layout, DECODER_SPEC, seed=0), resume=True)
+    ours, theirs = (load_file(Path(c.out) / "final" / "model.safetensors") for c in (cut, whole))
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
+    assert load_pretrained(Path(cut.out) / "final").spec.mask_id == DECODER_VOCAB

@@ -136,10 +136,7 @@ class TrainStep:
         self.plan = cfg.plan()
         self.source = source or build_source(cfg.data, cfg.layout)
         # The vocabulary trained with: the data's, plus a mask token the config adds to a start model.
-        vocab = start_vocab(
-            cfg.data, cfg.model, self.source.spec, lambda: self.data_tokenizer, self._start_tokenizer
-        )
-        self.spec = planned_spec(self.source.spec, cfg.model, vocab)
+        self.spec = planned_spec(self.source.spec, cfg.model, self._start_vocab(resume_from))
         refuse_start_without_mask(self.plan, self.spec, cfg.model)  # the line that names model.mask_token
         for p in self.plan:
             p.phase.objective.check(self.spec)
@@ -198,6 +195,15 @@ class TrainStep:
         if ours is not None and self.spec != self.source.spec:
             add_mask_to_tokenizer(ours, self.source.spec, self.spec, cfg.model.mask_token)
         return model, ours or saved, True
+
+    def _start_vocab(self, resume_from: Path | None) -> dict[str, int] | None:
+        """`vocab.start_vocab` of this run; a resume's in its checkpoint's tokenizer (`_checkpoint_tokenizer`)."""
+        cfg = self.cfg
+        start = self._start_tokenizer if resume_from is None else lambda: _checkpoint_tokenizer(resume_from)
+        vocab = start_vocab(cfg.data, cfg.model, self.source.spec, lambda: self.data_tokenizer, start)
+        if resume_from is not None and vocab is not None:  # the token the run added: past the data's ids
+            vocab = {token: i for token, i in vocab.items() if i < self.source.spec.vocab_size}
+        return vocab
 
     def _start_tokenizer(self) -> Any:
         """The start model's tokenizer, read with its config (`model_files`) and kept in `start_files`: the load
@@ -341,3 +347,13 @@ class TrainStep:
         dt = time.perf_counter() - t0
         flops = train_flops(self.model.config, xs) * self.cfg.layout.world_size
         return StepResult(loss, grad_norm, lr, n_targets, flops, dt)
+
+
+def _checkpoint_tokenizer(checkpoint: Path) -> Any:
+    """The tokenizer a resumed `init` run plans its mask token in where it has no data tokenizer (synthetic data):
+    its checkpoint's, the start model's with the run's token added (dropped again by the caller, which plans it
+    as the start did). `model.init` is never read on resume (`TrainStep._start_model`): moved or deleted since,
+    the resume failed here, "model source ... does not exist"."""
+    from encoderlab.model.hub import model_files
+
+    return model_files(checkpoint / "model").tokenizer
