@@ -27,7 +27,7 @@ from scipy import stats
 from tests.advise.advise_fixtures import scipy_best, scipy_fit
 from tests.advise.test_fit import GRID
 
-from encoderlab.advise.fit import _EXP_RANGE, CHINCHILLA, DELTA, POWER, fit_curves
+from encoderlab.advise.fit import CHINCHILLA, DELTA, EXP_RANGE, POWER, fit_curves
 from encoderlab.advise.holdout import within_noise
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
 from encoderlab.advise.predict import fit_schedules
@@ -58,33 +58,34 @@ def test_the_fit_reaches_scipys_objective_where_the_optimum_is_on_a_bound(kind, 
         for e in (0.3, 0.6, 0.9, 0.99)
         for a in (0.05, 0.2, 0.5, 1.0)
     ]
-    best = scipy_best(lx, ly, starts, [-60, -60, _EXP_RANGE[0]], [ly.min(), 60, _EXP_RANGE[1]], DELTA)
+    best = scipy_best(lx, ly, starts, [-60, -60, EXP_RANGE[0]], [ly.min(), 60, EXP_RANGE[1]], DELTA)
     assert fit.objective[0] <= best * (1 + 1e-3)
 
 
 def _scipy_2d_problem(y: np.ndarray) -> tuple:
     """(log inputs, log values, starts, lower, upper) of scipy's 2-D fit to `y` at `GRID`: a grid of starts
     (4 floors x 3 x 3 exponents, OLMo's recipe) within the batched fit's bounds (the floor below the smallest
-    value, exponents in `_EXP_RANGE`)."""
+    value, exponents in `EXP_RANGE`)."""
     lx, ly = np.log(GRID), np.log(y)
-    grid = (_EXP_RANGE[0], 0.5, _EXP_RANGE[1])
+    grid = (EXP_RANGE[0], 0.5, EXP_RANGE[1])
     starts = [
         [np.log(e * y.min()), np.log(y.mean() * (1 - e)), a, np.log(y.mean() * (1 - e)), b]
         for e in (0.3, 0.6, 0.9, 0.99)
         for a in grid
         for b in grid
     ]
-    lower = [-60, -60, _EXP_RANGE[0], -60, _EXP_RANGE[0]]
-    upper = [ly.min(), 60, _EXP_RANGE[1], 60, _EXP_RANGE[1]]
+    lower = [-60, -60, EXP_RANGE[0], -60, EXP_RANGE[0]]
+    upper = [ly.min(), 60, EXP_RANGE[1], 60, EXP_RANGE[1]]
     return lx, ly, starts, lower, upper
 
 
 @pytest.mark.parametrize("draw", [100, 109, 118])
 def test_the_2d_fit_on_a_flat_ladder_predicts_as_scipys_best_fit(draw):
     """A tolerance, not a defect: on a flat 2-D ladder (3 sizes x 3 budgets, 2 seeds, noise 0.3%) the batched
-    fit ends up to a few percent above the objective scipy reaches from a grid of starts (30 draws,
+    fit ended up to a few percent above the objective scipy reaches from a grid of starts (30 draws,
     generator seeds 100-129: 4 above 0.1%, at most 4.0%, draw 109, with `fit.STARTS` = 3; 7 with the one start
-    before it; the 0.45% first reported lies in that range).
+    before it); since its starts are the local minima of a grid spanning `fit.EXP_RANGE`, none of the 30 is above
+    0.1% (measured; the 5% bound here is kept for such minima on other draws).
     Not the stopping rule or the bounds: a flat ladder does not identify E + A/N^a + B/D^b, and the objective
     has several near-equal minima, each term killed (its coefficient at its bound, where its gradient vanishes)
     or kept small with its exponent at a bound to fit the noise at the smallest sizes or budgets. The fit refines
@@ -230,14 +231,20 @@ def test_the_crossover_interval_share_and_verdict_match_the_replicates_curves(cr
     assert (got.compute is None) == (at[0] is None)
 
 
-def test_the_2d_fit_on_a_ladder_that_falls_and_rises_reaches_scipys_best_of_a_grid():
+@pytest.mark.parametrize("draw", [4, 12, 14, 22])
+def test_the_2d_fit_on_a_ladder_that_falls_and_rises_reaches_scipys_best_of_a_grid(draw):
     """A ladder that falls and rises again in compute (3 sizes x 3 budgets, 2 seeds, noise 0.3%), a shape the
-    form cannot follow: near-equal minima, and the one refined grid start (before `fit.STARTS`) ended 2.3% above
-    scipy's best of a grid of starts at this draw (generator seed 4). Refining the best `STARTS` grid points and
-    keeping the lowest reaches it. Not every such draw: in 30 draws the single start ended above 0.1% in 9 and the
-    best three in 7, whose basin no point of the exponent grid lies in (docs/advise.md)."""
+    form cannot follow: near-equal minima, whose best holds one exponent at its upper bound (a small steep term)
+    and the other near 0 (a term that carries the level, with E at its bound, the smallest value). The one refined
+    grid start (before `fit.STARTS`) ended 2.3% above scipy's best of a grid of starts at draw 4; the best three
+    grid points, mostly neighbours in one basin, ended above it by more than 0.1% in 6 of 30 draws (generator
+    seeds 0-29; 12, 14 and 22 here, up to 3.2%), since the grid stopped at 1.5 and its starts were ranked with E
+    above its bound. The grid now spans `EXP_RANGE`, E is profiled at its bound, and the starts are the grid's
+    local minima: none of those 30 draws, nor 30 flat ones, ends above 0.1% (docs/advise.md)."""
     x = GRID[:, 0] * GRID[:, 1]
-    y = (3.0 + 0.05 * (np.log(x) + 1.4) ** 2) * np.exp(np.random.default_rng(4).normal(0.0, 0.003, len(GRID)))
+    y = (3.0 + 0.05 * (np.log(x) + 1.4) ** 2) * np.exp(
+        np.random.default_rng(draw).normal(0.0, 0.003, len(GRID))
+    )
     assert np.diff(np.sort(x)).any() and y[np.argsort(x)][0] > y.min() < y[np.argsort(x)][-1]  # falls, rises
     fit = fit_curves(CHINCHILLA, GRID, y[None], scale=np.array([1.0, 1.0]))
     assert fit.objective[0] <= scipy_best(*_scipy_2d_problem(y), DELTA) * (1 + 1e-3)
