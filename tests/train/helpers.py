@@ -98,8 +98,9 @@ def spawn_ranks(worker, args: tuple, nprocs: int = 2) -> None:
             )
 
 
-def save_tiny_bert(folder) -> None:
-    """A 2-layer BertForMaskedLM checkpoint: a model that goes through the transformers adapter."""
+def save_tiny_bert(folder, dtype: torch.dtype = torch.float32) -> None:
+    """A 2-layer BertForMaskedLM checkpoint: a model that goes through the transformers adapter
+    (its weights and config.json's dtype in `dtype`, as a float16 upload on the hub has them)."""
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(0)
@@ -111,7 +112,7 @@ def save_tiny_bert(folder) -> None:
         intermediate_size=64,
         max_position_embeddings=64,
     )
-    BertForMaskedLM(bert).save_pretrained(str(folder))
+    BertForMaskedLM(bert).to(dtype).save_pretrained(str(folder))
 
 
 class PlantedPayload:

@@ -101,6 +101,17 @@ def narrower_embedding(hf_config) -> int:
     return width if width != hf_config.hidden_size else 0
 
 
+def _with_saved_dtype(config: dict, state: dict[str, torch.Tensor]) -> dict:
+    """`config` naming the dtype of the floating-point weights in `state`: a run from a float16 folder
+    trains and saves float32, and its config kept the start folder's `dtype` (`torch_dtype` before
+    transformers 5) while `save_pretrained` (export) writes the one the weights have."""
+    dtypes = {str(t.dtype).removeprefix("torch.") for t in state.values() if t.is_floating_point()}
+    if len(dtypes) != 1:  # no weights, or mixed ones: nothing one name could say
+        return config
+    keys = [key for key in ("dtype", "torch_dtype") if key in config] or ["dtype"]
+    return {**config, **dict.fromkeys(keys, dtypes.pop())}
+
+
 def additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(
         ~allowed, torch.finfo(dtype).min
@@ -266,7 +277,7 @@ class HFAdapter(nn.Module):
         state = {**self.hf.state_dict(), **self.carried.state_dict()}
         for key in getattr(self.hf, "_tied_weights_keys", None) or {}:
             state.pop(key, None)
-        meta = {"family": self.family, "hf_config": self.hf.config.to_dict()}
+        meta = {"family": self.family, "hf_config": _with_saved_dtype(self.hf.config.to_dict(), state)}
         return state, {**meta, "sentence_transformers": self.sentence_files} if self.sentence_files else meta
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
