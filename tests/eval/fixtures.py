@@ -85,9 +85,10 @@ def squad_records(n: int, seed: int, title_prefix: str = "t", bad_every: int = 0
     return out
 
 
-def model_folder(path: Path, with_tokenizer: bool = True) -> Path:
+def model_folder(path: Path, with_tokenizer: bool = True, seed: int = 0) -> Path:
+    """A tiny encoderlab model folder; another `seed`, another model (another fingerprint)."""
     tok = make_tokenizer(vocabulary_texts())
-    return save_model_folder(tiny_model(len(tok)), path, tok if with_tokenizer else None)
+    return save_model_folder(tiny_model(len(tok), seed), path, tok if with_tokenizer else None)
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> str:

@@ -69,3 +69,30 @@ def test_a_call_with_another_task_file_says_the_earlier_one_leaves_the_summary(t
         "outside the summary; give that --task-file again to summarise it"
     ), said
     assert list(json.loads((out / "summary.json").read_text())["tasks"]) == ["second"]
+
+
+def test_a_second_models_call_into_an_out_is_refused_before_writing(tmp_path, capsys):
+    """summary.md and summary.json are one model's: a second model's call replaced the first's without a
+    word while results.jsonl kept both. It is refused in one line naming the fix, the folder untouched,
+    and `--check` says the same."""
+    spec = {**sentiment_files(tmp_path), "max_length": 32}
+    spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
+    task = write_task_file(tmp_path, name="mine", **spec)
+    out = tmp_path / "e"
+    tail = ["--task-file", str(task), "--out", str(out), "--device", "cpu", "--lrs", "1e-3", "--seeds", "0"]
+    first = model_folder(tmp_path / "a", seed=0)
+    assert run_cli(["eval", str(first), *tail], capsys)[0] == 0
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    second = model_folder(tmp_path / "b", seed=1)
+    for check in ([], ["--check"]):
+        TASKS.pop("mine", None)  # a new `encoderlab eval` process knows no task file's task
+        code, said, err = run_cli(["eval", str(second), *tail, *check], capsys)
+        assert code == 2 and said == "", said
+        assert err.strip() == (
+            f"encoderlab: error: {out} holds another model's evaluation ({first}, fingerprint "
+            f"{json.loads((out / 'results.jsonl').read_text().splitlines()[0])['model'][:12]}) and its summaries "
+            f"are one model's; give {second} a new --out (one per model)"
+        ), err
+        assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    TASKS.pop("mine", None)
+    assert run_cli(["eval", str(first), *tail], capsys)[0] == 0  # the first model's own rerun still runs

@@ -69,6 +69,7 @@ NAMED = {
     "eval-check-embedding-rows": "tests.eval.test_eval_check::test_check_refuses_a_config_whose_vocab_size_the_weights_embedding_disagrees_with",
     "eval-check-vocab-mismatch": "tests.eval.test_eval_check::test_check_refuses_a_tokenizer_with_more_ids_than_the_embedding_in_the_runs_line",
     "eval-check-hf-config-refused": "tests.eval.test_eval_check::test_a_hugging_face_config_the_load_refuses_is_refused_by_check_in_the_runs_line",
+    "eval-out-of-another-model": "tests.eval.test_eval_rerun::test_a_second_models_call_into_an_out_is_refused_before_writing",
     "eval-out-in-run-part": "tests.model.test_outputs_in_run_parts::test_eval_and_analyze_refuse_an_out_inside_a_runs_final_or_checkpoints",
     "analyze-out-in-run-part": "tests.model.test_outputs_in_run_parts::test_eval_and_analyze_refuse_an_out_inside_a_runs_final_or_checkpoints",
     "pretrain-out-in-run-part": "tests.model.test_outputs_in_run_parts::test_every_writer_refuses_an_output_inside_a_runs_final_or_checkpoints",

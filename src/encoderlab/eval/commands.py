@@ -33,6 +33,7 @@ from encoderlab.eval.protocol import (
     ResultsStore,
     evaluate,
     load_eval_model,
+    require_own_results,
     resolve_device,
     resolve_grid,
 )
@@ -171,6 +172,7 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
         check_inputs(get_task(name), em.tokenizer)
         # before --out is made; `evaluate` checks again for library callers, which have no such step
         check_positions(get_task(name), em.positions)
+    require_own_results(ResultsStore(out / RESULTS, repair=False), em)  # before --out is made or written
     with output_folder(out, KIND), folder_lock(out / LOCK, KIND, use=out):
         for line in cache_lines(ResultsStore(out / RESULTS), em, checked, *grid):
             print(line)

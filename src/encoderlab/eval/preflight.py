@@ -206,7 +206,7 @@ def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> 
     (`repair=False`: a torn last line is the run's to cut); the model is loaded to fingerprint it, the key
     of every cached run."""
     from encoderlab.eval.commands import cache_lines
-    from encoderlab.eval.protocol import RESULTS, ResultsStore, load_eval_model
+    from encoderlab.eval.protocol import RESULTS, ResultsStore, load_eval_model, require_own_results
 
     store = ResultsStore(out / RESULTS, repair=False)
     if not store.records:
@@ -222,7 +222,9 @@ def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> 
     # the snapshot folder, not the hub id: online, the id's load is a `snapshot_download` that asks the hub
     # for the repo's commit and fetches whatever of `MODEL_FILES` the cache lacks (the fingerprint hashes
     # the weights and tokenizer, not the path, so the folder keys the same runs)
-    return Rerun(cache_lines(store, load_eval_model(check.weights_at), names, lrs, seeds), weights_read=True)
+    em = load_eval_model(check.weights_at)
+    require_own_results(store, em)  # the run would be refused: --check says so
+    return Rerun(cache_lines(store, em, names, lrs, seeds), weights_read=True)
 
 
 def check_text(

@@ -164,6 +164,19 @@ class ResultsStore:
         self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
 
 
+def require_own_results(store: ResultsStore, em: EvalModel) -> None:
+    """Refuse an `--out` whose results are another model's: summary.json and summary.md are one model's
+    (`ModelSummary`, which `export`'s card reads), so a second model's call replaced the first's
+    summaries without a word while results.jsonl kept both. Called before the folder is written to."""
+    others = {r.model: r.source for r in store.records.values() if r.model != em.fingerprint}
+    if others:
+        model, source = next(iter(others.items()))
+        raise UserError(
+            f"{store.path.parent} holds another model's evaluation ({source or 'source not recorded'}, "
+            f"fingerprint {model[:12]}) and its summaries are one model's; give {em.source} a new --out (one per model)"
+        )
+
+
 def resolve_grid(
     suite: str | None, lrs: Sequence[float] | None, seeds: Sequence[int] | None, tasks: Sequence[str] = ()
 ) -> tuple[Sequence[float], Sequence[int]]:
@@ -220,6 +233,7 @@ def evaluate(
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
     out = Path(out)
     store = ResultsStore(out / RESULTS)
+    require_own_results(store, em)
     dev = resolve_device(device)
     grid = [(lr, seed) for lr in lrs for seed in seeds]
     for name in names:  # every task, before the first runs (`_prepared_task` checks each at its turn)
