@@ -96,3 +96,15 @@ def test_a_second_models_call_into_an_out_is_refused_before_writing(tmp_path, ca
         assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     TASKS.pop("mine", None)
     assert run_cli(["eval", str(first), *tail], capsys)[0] == 0  # the first model's own rerun still runs
+
+    # a folder an older version evaluated both models into: `export --eval` says to rerun the one exported
+    # into it, which is let through (its runs cached, it only rewrites the summary)
+    TASKS.pop("mine", None)
+    own = tmp_path / "own"
+    assert run_cli(["eval", str(second), *tail[:2], "--out", str(own), *tail[4:]], capsys)[0] == 0
+    with open(out / "results.jsonl", "a") as f:
+        f.write((own / "results.jsonl").read_text())
+    TASKS.pop("mine", None)
+    code, said, _ = run_cli(["eval", str(second), *tail], capsys)
+    assert code == 0 and said.startswith("reusing 1 of 1 run"), said
+    assert json.loads((out / "summary.json").read_text())["source"] == str(second)

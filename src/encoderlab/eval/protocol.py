@@ -167,9 +167,11 @@ class ResultsStore:
 def require_own_results(store: ResultsStore, em: EvalModel) -> None:
     """Refuse an `--out` whose results are another model's: summary.json and summary.md are one model's
     (`ModelSummary`, which `export`'s card reads), so a second model's call replaced the first's
-    summaries without a word while results.jsonl kept both. Called before the folder is written to."""
+    summaries without a word while results.jsonl kept both. A folder already holding this model's runs
+    beside another's (written so by an older version) is not refused: `export --eval` says to rerun this
+    model's evaluation into it, which then only rewrites the summary. Called before the folder is written to."""
     others = {r.model: r.source for r in store.records.values() if r.model != em.fingerprint}
-    if others:
+    if others and len(others) == len({r.model for r in store.records.values()}):
         model, source = next(iter(others.items()))
         raise UserError(
             f"{store.path.parent} holds another model's evaluation ({source or 'source not recorded'}, "
