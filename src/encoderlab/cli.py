@@ -22,7 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from encoderlab.errors import UserError, file_in_the_way, warnings_as_notes
-from encoderlab.interrupts import INTERRUPTED, interrupts_in_shutdown, sigterm_as_interrupt, work_complete
+from encoderlab.interrupts import (
+    INTERRUPTED,
+    forget_outputs,
+    interrupts_in_shutdown,
+    nothing_written,
+    sigterm_as_interrupt,
+    work_complete,
+)
 
 Commands = dict[str, "str | Commands"]
 
@@ -291,6 +298,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(args: list[str]) -> None:
     """The command `args` names, its refusals and interruptions said in one line with their exit codes."""
+    forget_outputs()
     try:
         with sigterm_as_interrupt(), warnings_as_notes():  # SIGTERM stops a command as Ctrl-C does
             _dispatch(list(args))  # it pops the command words; the interrupted line reads them
@@ -344,7 +352,11 @@ def _interrupted(args: list[str]) -> None:
 
 def _say_interrupted(args: list[str]) -> None:
     _said.append(True)
-    if _first_on_its_node():
+    if not _first_on_its_node():
+        return
+    if nothing_written():  # before its folder was made: there is nothing to keep or resume
+        print("encoderlab: interrupted before anything was written; rerun the command", file=sys.stderr)
+    else:
         print(f"encoderlab: interrupted; completed work is kept ({_how_to_resume(args)})", file=sys.stderr)
 
 

@@ -65,6 +65,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 
@@ -101,6 +102,28 @@ _found: list = []
 _armed: list[Callable[[], None]] = []
 """The `say` of the entry point's `interrupts_in_shutdown` while its command runs (`work_complete` reads it);
 removed as the block ends."""
+
+
+_outputs: list[Path | None] = []
+"""The folders the running command writes into (`writes_into`); None for one not resolved yet."""
+
+
+def writes_into(folder: Path | str | None) -> None:
+    """Name the folder the running command writes its work into (`pretrain`: its run folder; None while
+    its config is not resolved), so that an interrupt before it exists says nothing was written
+    (`nothing_written`): it said "completed work is kept (rerun with --resume to continue)", and a
+    rerun with --resume found no run. A command that names none keeps the usual line."""
+    _outputs.append(None if folder in (None, "") else Path(folder))
+
+
+def nothing_written() -> bool:
+    """Whether the running command named its folders (`writes_into`) and none of them exists yet."""
+    return bool(_outputs) and not any(p is not None and p.exists() for p in _outputs)
+
+
+def forget_outputs() -> None:
+    """Start a command with no folders named (`cli` runs several in one process: tests, notebooks)."""
+    _outputs.clear()
 
 
 def work_complete() -> None:

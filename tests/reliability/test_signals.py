@@ -219,3 +219,29 @@ def test_a_broken_pipe_other_than_stdout_keeps_its_traceback(monkeypatch):
     monkeypatch.setitem(cli.COMMANDS, "probe", f"{__name__}:pipe_probe")
     with pytest.raises(BrokenPipeError):
         cli.main(["probe"])
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_a_pretrain_interrupted_before_its_run_folder_exists_says_nothing_was_written(
+    tmp_path, monkeypatch, capsys, made
+):
+    """Ctrl-C while a run starts (its config resolved, the model loading) said "completed work is kept
+    (rerun with --resume to continue)" with no run folder: nothing was kept, and --resume found no run.
+    Once the folder exists the usual line is said."""
+    import encoderlab.train.cli as train_cli
+
+    def interrupted(cfg, **_):
+        if made:
+            Path(cfg.out).mkdir()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_cli, "pretrain", interrupted)
+    (tmp_path / "tiny.yaml").write_text(TINY_RUN)
+    with pytest.raises(SystemExit) as done:
+        cli.main(["pretrain", "--config", str(tmp_path / "tiny.yaml"), "--out", str(tmp_path / "run")])
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert done.value.code == 130
+    assert said == (
+        PRETRAIN_LINE if made else "encoderlab: interrupted before anything was written; rerun the command"
+    )
+    assert (tmp_path / "run").exists() == made

@@ -21,7 +21,8 @@ from tests.train.helpers import free_ports
 
 pytestmark = pytest.mark.distributed
 
-INTERRUPTED = "encoderlab: interrupted; completed work is kept (rerun with --resume to continue)"
+INTERRUPTED = "encoderlab: interrupted before anything was written; rerun the command"
+"""Its run folder is not made yet (it said "completed work is kept (rerun with --resume to continue)")."""
 
 
 def _listening(port: int) -> bool:

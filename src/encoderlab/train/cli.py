@@ -16,7 +16,7 @@ import yaml
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
-from encoderlab.interrupts import work_complete
+from encoderlab.interrupts import work_complete, writes_into
 from encoderlab.paths import found_beside_instead
 from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig, check_until_step
@@ -100,9 +100,11 @@ def pretrain_command(
         yes: Start a run even when it is estimated to take more than a day on this machine.
     """
     run_dir = out or _own_run(config, resume)
+    writes_into(run_dir or None)  # an interrupt before the run folder exists then says nothing was written
     cfg = _agreed_config(
         recipe, config, param, overrides, run_dir, dry_run, resume=resume, force=force, until_step=until_step
     )
+    writes_into(cfg.out)
     if dry_run:
         from encoderlab.config import to_dict
 
