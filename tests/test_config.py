@@ -44,7 +44,9 @@ class _Outer:
 
 def test_a_field_right_below_a_file_is_not_read_as_part_of_its_name():
     # was "t.yaml.seed: expected int", read as a file named t.yaml.seed
-    with pytest.raises(UserError, match=r"^t\.yaml: seed: expected int, got 'lots'$"):
+    with pytest.raises(
+        UserError, match=r"^t\.yaml: seed: expected int, got 'lots'; give a whole number such as 1000$"
+    ):
         from_dict(_Outer, {"inner": {}, "seed": "lots"}, "t.yaml")
     with pytest.raises(UserError, match=r"^t\.yaml: inner\.name: expected str, got True \("):
         from_dict(_Outer, {"inner": {"name": True}}, "t.yaml")
@@ -231,9 +233,9 @@ def test_a_whole_float_is_an_integer_and_a_fraction_is_refused():
     )
     assert from_dict(_Steps, {"steps": 2.0e4}).steps == 20000
     assert type(from_dict(_Steps, {"steps": 2.0e4}).steps) is int
-    with pytest.raises(UserError, match=r"^steps: expected int, got 2.5$"):
+    with pytest.raises(UserError, match=r"^steps: expected int, got 2.5; give a whole number such as 1000$"):
         from_dict(_Steps, {"steps": 2.5})
-    with pytest.raises(UserError, match=r"^steps: expected int, got inf$"):
+    with pytest.raises(UserError, match=r"^steps: expected int, got inf; give a whole number such as 1000$"):
         from_dict(_Steps, {"steps": float("inf")})
 
 
@@ -397,3 +399,37 @@ def test_an_objectives_own_refusal_names_the_phase_it_is_in():
         str(caught.value)
         == "phases[1].objective: mlm mask_ratio must be between 0 and 1 (exclusive), got 1.0"
     )
+
+
+@dataclass
+class _Scalars:
+    lr: float = 0.0
+    steps: int = 0
+    progress: bool = False
+
+
+@pytest.mark.parametrize(
+    "key, fix",
+    [
+        ("lr", "a number such as 3e-4"),
+        ("steps", "a whole number such as 1000"),
+        ("progress", "true or false"),
+    ],
+)
+def test_a_scalar_of_the_wrong_type_names_the_form_to_give(key, fix):
+    """`--set optim.lr=abc` said "expected float, got 'abc'" and no fix; each scalar type names its form."""
+    kind = {"lr": "float", "steps": "int", "progress": "bool"}[key]
+    with pytest.raises(UserError) as refused:
+        from_dict(_Scalars, {key: "abc"}, "optim")
+    assert str(refused.value) == f"optim.{key}: expected {kind}, got 'abc'; give {fix}"
+
+
+def test_set_with_a_word_for_a_number_names_the_fix(tmp_path, capsys):
+    from encoderlab.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["pretrain", "--recipe", "smoke-mlm", "--set", "optim.lr=abc", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip()
+    assert done.value.code == 2
+    assert err == "encoderlab: error: optim.lr: expected float, got 'abc'; give a number such as 3e-4", err
+    assert not (tmp_path / "o").exists()

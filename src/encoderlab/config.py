@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import yaml
 
 from encoderlab.atomic import write_text_atomic
-from encoderlab.errors import UserError, closest, not_utf8, save_as_utf8, shown
+from encoderlab.errors import UserError, WrongType, closest, not_utf8, save_as_utf8, shown
 from encoderlab.words import noun
 from encoderlab.yamltext import (
     Numeral,
@@ -220,8 +220,18 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
     if tp in (int, float, str, bool) and not (
         isinstance(value, tp) and not (tp is int and isinstance(value, bool))
     ):
-        raise UserError(f"{where}: expected {tp.__name__}, got {value!r}")
+        raise WrongType(f"{where}: expected {tp.__name__}, got {value!r}", f"give {SCALAR_FORMS[tp]}")
     return value
+
+
+SCALAR_FORMS = {
+    float: "a number such as 3e-4",
+    int: "a whole number such as 1000",
+    bool: "true or false",
+    str: "it as text",
+}
+"""What a value of each scalar type is written as: the fix a wrong one's line ends with ("expected float,
+got 'abc'" named none)."""
 
 
 def missing_fields(fields: Mapping[str, dataclasses.Field], data: Mapping[str, Any]) -> list[str]:

@@ -44,6 +44,21 @@ class DiskFull(UserError):
     exit_code = 3
 
 
+class WrongType(UserError):
+    """A config value of the wrong type (`config.coerce`): "FIELD: expected float, got 'abc'; give a number
+    such as 3e-4". `problem` is the line without its fix, for a caller whose fix is another (a file
+    encoderlab wrote that is damaged: delete it and rerun, not edit the value)."""
+
+    def __init__(self, problem: str, fix: str):
+        super().__init__(f"{problem}; {fix}")
+        self.problem = problem
+
+
+def problem_of(exc: UserError) -> str:
+    """`exc`'s line without its fix where it keeps one apart (`WrongType`), else the whole line."""
+    return getattr(exc, "problem", None) or str(exc)
+
+
 def shown(value, width: int = 60) -> str:
     """`value` as a refusal quotes it: its repr, cut to about `width` characters with "..." (a text is cut
     inside its quotes, which stay, so the line still reads as a quoted text). One rule for every refusal

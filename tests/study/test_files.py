@@ -74,7 +74,7 @@ def test_a_bad_study_file_says_every_problem_on_its_own_line(tmp_path):
     )
     assert any(line.startswith("run clm: unknown recipe 'pfs-clmm' (pfs-clm?); valid: ") for line in lines)
     assert any(line.startswith("runs[2] (mix): unknown field grop (group?); valid: ") for line in lines)
-    assert "runs[2] (mix).steps: expected int, got 'many'" in lines
+    assert "runs[2] (mix).steps: expected int, got 'many'; give a whole number such as 1000" in lines
     assert len(lines) == 5  # the claim's reference is checked once the runs are valid
     (tmp_path / "ref.yaml").write_text(BAD.replace("ratoi", "ratio").replace("pfs-clmm", "pfs-clm").replace(
         "steps: many, grop: x", "steps: 10").replace("colour: blue\n", ""))  # fmt: skip

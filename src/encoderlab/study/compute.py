@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from encoderlab.config import to_dict
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, problem_of
 from encoderlab.study.data import StudyData, non_finite
 from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.runner import compute_records
@@ -179,7 +179,7 @@ def _typed(data: StudyData, record: dict[str, Any]) -> NodeCompute:
     try:
         return NodeCompute.of(record)
     except UserError as exc:
-        raise data.damaged(node, str(exc)) from None
+        raise data.damaged(node, problem_of(exc)) from None
 
 
 def _run_compute(data: StudyData, r: NodeCompute, passes: dict[str, float | None]) -> RunCompute:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from encoderlab import jsonlines
-from encoderlab.errors import UserError, closest, file_in_the_way
+from encoderlab.errors import UserError, closest, file_in_the_way, problem_of
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
 from encoderlab.outdir import study_folder_above
 from encoderlab.study.graph import Node
@@ -205,7 +205,7 @@ class StudyData:
         try:
             return from_dict(cls, self.markers[node.name].result, where="result")
         except UserError as exc:
-            raise self.damaged(node, str(exc)) from None
+            raise self.damaged(node, problem_of(exc)) from None
 
     def damaged(self, node: Node, problem: str) -> UserError:
         """The error for a finished node whose node.json holds `problem`: the file, and the rerun that
