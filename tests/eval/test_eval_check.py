@@ -322,7 +322,7 @@ def test_check_refuses_a_tokenizer_with_more_ids_than_the_embedding_in_the_runs_
     assert not (tmp_path / "e").exists()
 
 
-@pytest.mark.parametrize("layout", ["encoderlab-folder", "hugging-face-folder", "sharded"])
+@pytest.mark.parametrize("layout", ["encoderlab-folder", "hugging-face-folder", "sharded", "bert-continued"])
 def test_check_refuses_a_config_whose_vocab_size_the_weights_embedding_disagrees_with(
     layout, tmp_path, capsys
 ):
@@ -332,15 +332,19 @@ def test_check_refuses_a_config_whose_vocab_size_the_weights_embedding_disagrees
     check reads it there and refuses in the run's line."""
     rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(20, 0)]
     task = _ner_file(tmp_path, rows, max_length=64)
-    folder = model_folder(tmp_path / "m")
-    if layout != "encoderlab-folder":
+    folder = model_folder(tmp_path / "m") if layout != "bert-continued" else _bert_run_folder(tmp_path / "m")
+    if layout not in ("encoderlab-folder", "bert-continued"):
         code, _, err = run_cli(["export", str(folder), "--out", str(tmp_path / "hf")], capsys)
         assert code == 0, err
         folder = tmp_path / "hf"
     if layout == "sharded":
         _shard(folder)
     meta = json.loads((folder / "config.json").read_text())
-    config = meta["model"] if layout == "encoderlab-folder" else meta
+    # a run continued from a BERT stores transformers' config and names (`bert.embeddings.word_embeddings`):
+    # the check looked for encoderlab's `embed_tokens.weight` there and compared nothing
+    config = {"encoderlab-folder": meta.get("model"), "bert-continued": meta.get("hf_config")}.get(
+        layout, meta
+    )
     config["vocab_size"] += 8  # more rows than stored: the tokenizer still fits, the weights do not
     (folder / "config.json").write_text(json.dumps(meta))
     argv = ["eval", str(folder), "--task-file", str(task), "--lrs", "1e-4", "--seeds", "0"]
@@ -361,3 +365,23 @@ def test_check_refuses_a_config_whose_vocab_size_the_weights_embedding_disagrees
 
 def _unread(*args, **kwargs):
     raise AssertionError("eval --check read the model's weights")
+
+
+def _bert_run_folder(path: Path) -> Path:
+    """An encoderlab model folder of a run continued from a BERT (what its `final/` holds: the adapter's
+    transformers config and weights), with the eval fixtures' tokenizer."""
+    import torch
+    from fixtures import make_tokenizer, vocabulary_texts
+    from transformers import BertConfig, BertForMaskedLM
+
+    from encoderlab.model.hf_registry import adapter_from_hf_state
+    from encoderlab.model.io import save_model_folder
+
+    tok = make_tokenizer(vocabulary_texts())
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=128,
+    )  # fmt: skip
+    model, _ = adapter_from_hf_state(config, BertForMaskedLM(config).state_dict(), str(path))
+    return save_model_folder(model, path, tok)
