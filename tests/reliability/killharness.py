@@ -208,9 +208,9 @@ def install_recorders(job_dir: Path) -> None:
             f.write(json.dumps(record) + "\n")
 
     def make_load(orig):
-        def _load(self, path):
+        def _load(self, path, **kwargs):  # kwargs: Trainer._load's own (weights=...), passed on
             append("loads.jsonl", {"path": str(path)})
-            return orig(self, path)
+            return orig(self, path, **kwargs)
 
         return _load
 
