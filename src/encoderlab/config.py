@@ -406,12 +406,19 @@ def save_yaml(cfg: Any, path: Path) -> None:
 
 def near_yaml(path: Path) -> str | None:
     """The YAML file beside a missing `path` whose name is near (`my-studdy.yaml` -> `my-study.yaml`), as
-    the user would write it (bare when `path` is); None when there is none. Hidden names are not theirs."""
+    the user would write it (bare when `path` is); None when there is none. Hidden names are not theirs.
+    Names are compared without their suffix (`study.yml` -> `study.yaml` still): with it, the shared
+    `.yaml` alone made a short name near any other (`a.yaml` -> "did you mean b.yaml?")."""
     folder = path.parent
     if not folder.is_dir():
         return None
-    names = [p.name for p in folder.iterdir() if p.suffix.lower() in (".yaml", ".yml") and p.is_file()]
-    near = closest(path.name, [n for n in names if not n.startswith(".")])
+    found = {
+        p.stem: p.name
+        for p in sorted(folder.iterdir())
+        if p.suffix.lower() in (".yaml", ".yml") and p.is_file() and not p.name.startswith(".")
+    }
+    stem = path.stem if path.suffix.lower() in (".yaml", ".yml") else path.name
+    near = found.get(closest(stem, found) or "")
     return None if near is None else near if str(folder) == "." else str(folder / near)
 
 

@@ -87,6 +87,24 @@ def test_a_missing_study_file_names_the_one_beside_it_or_where_it_was_looked_for
     assert sorted(p.name for p in tmp_path.iterdir()) == ["my-study.yaml"]
 
 
+def test_a_missing_short_name_is_not_told_another_for_their_shared_suffix(tmp_path, monkeypatch, capsys):
+    """Was "study file a.yaml does not exist; did you mean b.yaml?": names were compared with their `.yaml`,
+    which alone made any two short names near. Stems are compared, so `study.yml` still finds
+    `study.yaml`, and a task file's line (`task_files`, the same helper) is told so too."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("b.yaml", "tc.yaml", "study.yaml"):
+        (tmp_path / name).write_text("name: mine\n")
+    look = f"check the path (a relative path is read from the working directory, {tmp_path})"
+    assert _refused(capsys, ["study", "plan", "a.yaml"]) == f"study file a.yaml does not exist; {look}"
+    assert _refused(capsys, ["study", "plan", "study.yml"]) == (
+        "study file study.yml does not exist; did you mean study.yaml?"
+    )
+    assert _refused(capsys, ["eval", "m", "--task-file", "sc.yaml", "--check"]) == (
+        "task file sc.yaml does not exist; give the path of a task YAML file or of a folder of them "
+        '(docs/evaluation.md, "Your own tasks (task files)")'
+    )
+
+
 def _dataset_line(**data) -> str:
     from dataclasses import replace
 
