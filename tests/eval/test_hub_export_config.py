@@ -165,15 +165,19 @@ def test_an_export_validation_split_named_dev_is_mapped_or_refused_never_left_un
     assert {r["text"].split()[0] for r in cut.val} == {"train"} and len(cut.train) + len(cut.val) == 40
 
 
+@pytest.mark.parametrize("fingerprint", ["", "-a09b74b3ef9c3b56"])
 def test_a_mirror_in_the_hubs_data_layout_named_at_the_export_is_read_by_datasets_patterns(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, fingerprint
 ):
     """A mirror of the main branch (`data/train-00000-of-00001.parquet`, as `push_to_hub` writes) named with
     `revision: refs/convert/parquet` was read by `datasets`' patterns before the export was listed; listed,
     its shard name was taken for the 2023 layout's `<name>-<split>` and the load stopped in an IndexError
-    traceback. Files in neither of the converter's layouts are read as before."""
+    traceback. Files in neither of the converter's layouts are read as before. `datasets` 2.x's push_to_hub
+    also wrote a fingerprint after the shard (`data/train-00000-of-00001-a09b74b3ef9c3b56.parquet`, as
+    deepset/prompt-injections holds): that was taken for a split named `a09b74b3ef9c3b56` of a config
+    `data`, and the task refused as having no split 'train'."""
     for split, n in {"train": 40, "test": 8}.items():
-        path = tmp_path / "mirrors" / REPO / "data" / f"{split}-00000-of-00001.parquet"
+        path = tmp_path / "mirrors" / REPO / "data" / f"{split}-00000-of-00001{fingerprint}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
         rows = {"text": [f"{split} row {i}" for i in range(n)], "label": ["neg", "pos"] * (n // 2)}
         Dataset.from_dict(rows).to_parquet(path)

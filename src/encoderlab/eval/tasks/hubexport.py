@@ -29,6 +29,9 @@ from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, configs_named, 
 
 SHARD = re.compile(r"-\d{5}-of-\d{5}$")
 """The shard suffix of the 2023 layout's file names (`glue-train-00000-of-00002.parquet`)."""
+PUSHED = re.compile(r"-\d{5}-of-\d{5}-[0-9a-f]+$")
+"""A shard suffix and a fingerprint after it: `push_to_hub`'s `data/train-00000-of-00001-a09b74b3ef9c3b56`
+(datasets 2.x), never the converter's; its fingerprint was taken for the split of `<name>-<split>`."""
 
 
 def export_source(source: HubSource) -> HubSource:
@@ -57,6 +60,8 @@ def _split(path: PurePosixPath) -> str | None:
     if len(path.parts) == 3:
         return path.parts[1]
     # the hub's `data/` layout, `train-00000-of-00001`, leaves `train`: no `<name>-<split>`, no split
+    if PUSHED.search(path.stem):
+        return None
     stem = SHARD.sub("", path.stem)
     if len(path.parts) == 2 and "-" in stem:
         return stem.rsplit("-", 1)[1]
