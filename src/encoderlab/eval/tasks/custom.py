@@ -55,6 +55,7 @@ from encoderlab.eval.tasks.custom_family import (
 )
 from encoderlab.eval.tasks.custom_labels import (
     check_classes,
+    check_iob2,
     check_scored_sizes,
     class_of,
     converter,
@@ -306,35 +307,9 @@ def _labelled(
     # the metric as `task_from_file` resolves it (the family's default where the file names none)
     scored_by = {spec.metric or _metrics(spec)[0], spec.finetune.select_metric}
     if spec.family == "tc" and "entity_f1" in scored_by:
-        _check_iob2(parts, labels, places, order, where)
+        check_iob2(parts, labels, places, order, where)
     check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
     return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
-
-
-def _check_iob2(
-    parts: dict[str, list[dict]],
-    tags: tuple[str, ...],
-    places: dict,
-    order: list[tuple[str, int]],
-    where: str,
-) -> None:
-    """Refuse an `I-` tag that continues no entity of its type (after `O`, or after another type), as IOB1
-    data (CoNLL-2003's original files) starts entities, when scored by strict IOB2 entity F1: seqeval drops
-    such an entity from the gold, so a model tagging it `O` scored it right and one tagging `B-PER I-PER`
-    scored a false positive, without a word. Tag sets that are not IOB are `_check_entity_tags`'."""
-    if non_iob_tag(tags) is not None:
-        return
-    for split, i in order:  # in file order (`file_order`): the first such row of the data is named
-        example = parts[split][i]
-        names = [tags[t] for t in example["tags"]]
-        for k, (before, tag) in enumerate(zip(["O", *names], names)):
-            if tag.startswith("I-") and before[2:] != tag[2:]:
-                raise UserError(
-                    f"{where}: {places[split].of(split, i)}: tag {tag!r} of word {k + 1} "
-                    f"({example['tokens'][k]!r}) follows {before!r}, so strict IOB2 entity F1 (metric "
-                    "'entity_f1') drops that entity from the scores; convert IOB1 tags to IOB2 (B- starts "
-                    "every entity), or set `metric: conlleval_f1` (conlleval's lenient reading)"
-                )
 
 
 def _required(spec: TaskSpec) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 from encoderlab.errors import UserError, shown
+from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.tasks.rowplaces import RowPlaces
 from encoderlab.eval.tasks.splits import text_fields
 from encoderlab.words import count
@@ -443,3 +444,29 @@ def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind) -> 
 
         return tc
     return lambda r, where: r  # qa and ir rows are converted split by split (they need ids and counts)
+
+
+def check_iob2(
+    parts: dict[str, list[dict]],
+    tags: tuple[str, ...],
+    places: dict,
+    order: list[tuple[str, int]],
+    where: str,
+) -> None:
+    """Refuse an `I-` tag that continues no entity of its type (after `O`, or after another type), as IOB1
+    data (CoNLL-2003's original files) starts entities, when scored by strict IOB2 entity F1: seqeval drops
+    such an entity from the gold, so a model tagging it `O` scored it right and one tagging `B-PER I-PER`
+    scored a false positive, without a word. Tag sets that are not IOB are `custom._check_entity_tags`'."""
+    if non_iob_tag(tags) is not None:
+        return
+    for split, i in order:  # in file order (`file_order`): the first such row of the data is named
+        example = parts[split][i]
+        names = [tags[t] for t in example["tags"]]
+        for k, (before, tag) in enumerate(zip(["O", *names], names)):
+            if tag.startswith("I-") and before[2:] != tag[2:]:
+                raise UserError(
+                    f"{where}: {places[split].of(split, i)}: tag {tag!r} of word {k + 1} "
+                    f"({example['tokens'][k]!r}) follows {before!r}, so strict IOB2 entity F1 (metric "
+                    "'entity_f1') drops that entity from the scores; convert IOB1 tags to IOB2 (B- starts "
+                    "every entity), or set `metric: conlleval_f1` (conlleval's lenient reading)"
+                )
