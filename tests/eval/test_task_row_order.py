@@ -213,3 +213,29 @@ def test_qa_answers_none_in_context_name_the_first_train_row_of_the_file(tmp_pat
     assert found, message
     cut = ROWS - int(ROWS * 0.95)  # the validation rows, which may hold the first lines
     assert int(found[1]) <= 2 + cut, message
+
+
+@pytest.mark.parametrize(
+    ("family", "rows"),
+    [("sc", _sc_rows), ("tc", lambda n: _tc_rows(n, n)), ("qa", _qa_rows), ("ir", _ir_rows)],
+)
+def test_a_task_load_sorts_its_rows_into_file_order_once(tmp_path, monkeypatch, family, rows):
+    """Every row's place was sorted into file order again for each use: sc twice, tc three times, qa and
+    ir four times (a check of every row, then each split's ids), each sort of a million rows taking
+    seconds. One sort now serves them all (a split's rows in it are in their file's order)."""
+    from encoderlab.eval.tasks import custom, rowplaces
+
+    real, sorts = rowplaces.file_order, []
+
+    def counted(places, splits):
+        sorts.append(tuple(splits))
+        return real(places, splits)
+
+    monkeypatch.setattr(rowplaces, "file_order", counted)
+    monkeypatch.setattr(custom, "file_order", counted)
+    _jsonl(tmp_path / "train.jsonl", rows(ROWS))
+    _jsonl(tmp_path / "test.jsonl", rows(ROWS)[:4])
+    spec = {"family": family, "allow_overlap": True, "data": {"train": "train.jsonl", "test": "test.jsonl"}}
+    (task,) = load_task_files([str(write_task_file(tmp_path, name="once", **spec))])
+    assert len(sorts) == 1, sorts
+    assert task.name == "once"
