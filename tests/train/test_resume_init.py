@@ -284,3 +284,27 @@ def test_a_cpt_resume_reads_its_checkpoints_weights_once(tmp_path, monkeypatch, 
     weights = Path(cut.out) / "checkpoints" / "step_0000002" / "model" / "model.safetensors"
     assert read.count(weights) == 1  # was 2
     _assert_same_run(cut, whole)
+
+
+def test_a_cpt_resume_on_prepared_data_without_a_tokenizer_reads_nothing_of_its_start_model(
+    tmp_path, capsys, decoder_data
+):
+    """Prepared data whose tokenizer/ folder is gone (a copy without it): the resume's tokenizer is its
+    checkpoint's, and `model.init` is not read, as a reviewer suspected it was. Its folder moved away and
+    damaged files put at its path (each read would refuse them), the run goes on from its checkpoint."""
+    from tests.train.helpers import save_tiny_decoder
+
+    data = Path(shutil.copytree(decoder_data, tmp_path / "data"))
+    shutil.rmtree(data / "tokenizer")
+    spec = ModelSpec(init=str(save_tiny_decoder(tmp_path / "decoder", tied=True)), mask_token="<mask>")
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=spec)
+    cut = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, path=str(data)))
+    pretrain(cut, until_step=2)
+    shutil.move(cut.model.init, tmp_path / "elsewhere")
+    Path(cut.model.init).mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.json"):
+        (Path(cut.model.init) / name).write_text("damaged{")
+    capsys.readouterr()
+    pretrain(cut, resume=True)
+    _resume_note(capsys.readouterr().err, cut)
+    assert [r["step"] for r in metrics(cut.out) if "loss" in r][-1] == 4
