@@ -88,6 +88,22 @@ def slow_vocabulary(path: Path) -> str | None:
     return models[0] if models else None
 
 
+TOKENIZER_READS = (*TOKENIZER_FILES, "special_tokens_map.json", "added_tokens.json", "chat_template.jinja")
+"""The files transformers' `from_pretrained` reads of a tokenizer folder besides a slow vocabulary: its
+`additional_files_names` (transformers 5, tokenization_utils_base.py), the fast tokenizer's tokenizer.json
+among them."""
+
+
+def tokenizer_files(path: Path) -> list[Path]:
+    """The tokenizer files of folder `path` that a load reads, those it holds: `TOKENIZER_READS` and a slow
+    vocabulary's (`SLOW_VOCABULARIES`, a SentencePiece `*.model`), which transformers takes beside
+    tokenizer.json too. What a start model's identity covers of its tokenizer (`model/readfiles.py`)."""
+    names = [*TOKENIZER_READS, *(n for names in SLOW_VOCABULARIES for n in names)]
+    return [path / n for n in names if (path / n).is_file()] + sorted(
+        p for p in path.glob("*.model") if p.is_file()
+    )
+
+
 def _sentencepiece_folder(path: Path, model: str) -> Path:
     """A folder whose vocabulary is the SentencePiece model `model` and no tokenizer.json, as
     microsoft/deberta-v3-base ships `spm.model`: transformers converts it into a fast tokenizer, which

@@ -75,40 +75,71 @@ def data_identity(data: DataConfig) -> str | None:
     return identity(read_meta(Path(data.path)))
 
 
-def init_identity(model: ModelSpec) -> str | None:
+INIT_VERSION = 2
+"""What `init_identity` covers, recorded beside it in each checkpoint (`init_version`): 2, the files the load
+reads (`model/readfiles.py`); 1 (a checkpoint without the key), every file of the folder, as runs checkpointed
+before recorded it and a resume of theirs still compares (`InitIdentity.of`)."""
+
+
+def init_identity(model: ModelSpec, version: int = INIT_VERSION) -> str | None:
     """The content of the start model a run begins from, when `model.init` is a folder on this machine: sha256
-    over the name and bytes of each file of the model folder it loads (`start.start_checkpoint`'s `model/`, else
-    the folder or its `final/`), which its checkpoints record (`init`) so that a resume whose `model.init` names
-    the same model at another path (moved, copied) is no changed config. None for no `init`, an asset name or a
-    hub id: those name their model wherever it lies. It reads the weights a second time (a start only; at disk
-    speed), the price of a record that needs no load to compare."""
+    over the name and bytes of each file the load reads of the model folder (`readfiles.read_files`: weights,
+    config, tokenizer; `version` 1: every file of it) in `start.start_checkpoint`'s `model/`, else the folder
+    or its `final/`, which its checkpoints record (`init`) so that a resume whose `model.init` names the same
+    model at another path (moved, copied) is no changed config. None for no `init`, an asset name or a hub
+    id: those name their model wherever it lies. It reads the weights a second time (a start only; at disk
+    speed), the price of a record that needs no load to compare. A file it cannot read is one line."""
     if not model.init or not Path(model.init).is_dir():
         return None
     import hashlib
 
     from encoderlab.data.assets.cache import sha256_of
     from encoderlab.model.hub import own_model_folder
+    from encoderlab.model.readfiles import read_files
 
     source = start_source(model.init)
     folder = own_model_folder(source) or source  # the folder the load reads (a Hugging Face one: `source`)
-    files = sorted(f for f in folder.iterdir() if f.is_file())
-    return hashlib.sha256("".join(f"{f.name}:{sha256_of(f)}\n" for f in files).encode()).hexdigest()
+    files = (
+        read_files(folder) if version == INIT_VERSION else sorted(f for f in folder.iterdir() if f.is_file())
+    )
+    lines = []
+    for f in files:
+        try:
+            lines.append(f"{f.relative_to(folder).as_posix()}:{sha256_of(f)}\n")
+        except (
+            OSError
+        ) as exc:  # permissions, a file gone since the load: was a traceback after the run folder
+            raise UserError(
+                f"cannot read {f} ({exc.strerror or exc}), a file of start model {model.init} that the run "
+                "loads; make it readable by this user, or copy the model again"
+            ) from None
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
 @dataclass
 class InitIdentity:
-    """`init_identity(model)`, hashed on first ask and kept: the hash reads every byte of the start model
-    (minutes for a large one), and one run asks up to three times (its resume check, that check again under
-    the run folder's lock, the record of a start). The trainer asks on rank 0 only and as late as it can: a
-    start hashes once every refusal has passed (`Trainer._claim`), so a refused start hashes nothing, and a
-    resume only where `model.init` changed (`runfolder.check_run_folder`). The trade-off: the content
-    recorded is hashed a few moments after the load, not from the loaded bytes themselves."""
+    """`init_identity(model)`, hashed on first ask and kept: the hash reads every byte of the start model's
+    weights (minutes for a large one), and one run asks up to three times (its resume check, that check again
+    under the run folder's lock, the record of a start). The trainer asks on rank 0 only and as late as it
+    can: a start hashes once every refusal has passed, just before its run folder is created
+    (`Trainer._claim`), so a refused start hashes nothing and an unreadable file writes nothing, and a resume
+    only where `model.init` changed (`runfolder.check_run_folder`). The trade-off: the content recorded is
+    hashed a few moments after the load, not from the loaded bytes themselves."""
 
     model: ModelSpec
 
     @functools.cached_property
     def value(self) -> str | None:
         return init_identity(self.model)
+
+    def of(self, version: int) -> str | None:
+        """The identity as a checkpoint of `version` (`INIT_VERSION`) recorded it: a run checkpointed before
+        the identity covered only the load's files resumes (moved start model included) without --force."""
+        return self.value if version == INIT_VERSION else self._whole_folder
+
+    @functools.cached_property
+    def _whole_folder(self) -> str | None:
+        return init_identity(self.model, version=1)
 
 
 def data_tokenizer(data: DataConfig):

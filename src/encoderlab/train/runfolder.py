@@ -205,13 +205,18 @@ def _same_init(run_dir: Path, cfg: RunConfig, init: InitIdentity | None) -> bool
     """Whether `model.init` holds the start model the run's latest checkpoint records (`build.init_identity`):
     then a new path is no change of the run. A start model moved (or copied) after the run began, named at its
     new place in the config, was refused as a changed config until `--force`, which lets any other change by.
-    A checkpoint without the record (written before it, or a start from an asset or hub id) cannot tell."""
+    A checkpoint without the record (written before it, or a start from an asset or hub id) cannot tell; one
+    without `init_version` recorded the hash of every file of the folder (`build.INIT_VERSION`)."""
     from encoderlab.train.build import InitIdentity
 
     steps = ckpt.complete_checkpoints(run_dir)
-    recorded = ckpt.read_state(ckpt.checkpoint_dir(run_dir, steps[-1])).get("init") if steps else None
+    state = ckpt.read_state(ckpt.checkpoint_dir(run_dir, steps[-1])) if steps else {}
+    recorded = state.get("init")
     try:
-        return recorded is not None and (init or InitIdentity(cfg.model)).value == recorded
+        return (
+            recorded is not None
+            and (init or InitIdentity(cfg.model)).of(state.get("init_version", 1)) == recorded
+        )
     except (UserError, OSError):  # not a model folder: the run's own checks say what is wrong with it
         return False
 

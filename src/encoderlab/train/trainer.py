@@ -40,7 +40,7 @@ from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
 from encoderlab.outdir import create_output
-from encoderlab.train.build import InitIdentity, build_source, data_identity
+from encoderlab.train.build import INIT_VERSION, InitIdentity, build_source, data_identity
 from encoderlab.train.config import PlannedPhase, RunConfig, check_until_step
 from encoderlab.train.distributed import (
     World,
@@ -162,7 +162,9 @@ class Trainer:
         self._data = data_identity(cfg.data) if source is None else None
         # what checkpoints record of the start model (rank 0 writes them): a resume keeps its run's record; a
         # start hashes it in `_claim`, once every refusal (`before_start`'s too) has passed
-        self._init = ckpt.read_state(latest).get("init") if latest and self.world.is_main else None
+        kept = ckpt.read_state(latest) if latest and self.world.is_main else {}
+        self._init = kept.get("init")
+        self._init_version = kept.get("init_version", 1 if kept else INIT_VERSION)  # 1: written before it
         self._start_state(latest)
         self.validator = Validator(cfg, self.train_step.spec, self.train_step.source.spec)  # reads it now
         check_sinks(cfg.sinks)
@@ -213,6 +215,8 @@ class Trainer:
             yield
 
     def _claim(self, held: contextlib.ExitStack) -> None:
+        if self._resumed_from is None:  # a start: every refusal has passed; an unreadable file writes nothing
+            self._init = self._init_identity.value
         create_output(self.run_dir, KIND)
         held.enter_context(folder_lock(self.run_dir / LOCK, KIND, use=self.run_dir))
         check_run_folder(self.cfg, resume=self.resume, force=self.force, init=self._init_identity)
@@ -222,8 +226,6 @@ class Trainer:
                 f"{self.run_dir} changed while this run started (another process wrote {latest}); "
                 "rerun to resume from it"
             )
-        if latest is None:  # a start: the last check has passed, so its hash is no longer wasted on a refusal
-            self._init = self._init_identity.value
         if self.resume and not self._had_run:
             print(
                 f"encoderlab: note: --resume: {self.run_dir} holds no run to resume; starting a new one",
@@ -299,6 +301,7 @@ class Trainer:
         return {
             "data": self._data,  # the prepared data's identity (None: synthetic), checked on --resume
             "init": self._init,  # a resume naming model.init's new place checks it holds the same model
+            "init_version": self._init_version,  # what `init` covers (`build.INIT_VERSION`)
             "phase": phase.name,
             "frozen_layers": phase.phase.freeze,
             "freeze_mechanism": MECHANISM,

@@ -1,0 +1,39 @@
+"""The files of a model folder that loading it reads (`read_files`), which a run's start model identity
+hashes (`train.build.init_identity`).
+
+Design: the list is composed from the loaders' own, not written again: the weights as `hub.hf_weight_files`
+finds them in a Hugging Face folder (the safetensors or their shards and index; never pickles, which no
+command reads) or an encoderlab folder's model.safetensors (`io.load_model_folder`), config.json, the
+tokenizer files transformers reads (`data.tokenizer.tokenizer_files`) and the sentence-transformers
+configuration a Hugging Face folder carries (`sentence.read_sentence_files`). What a folder holds beside
+them (a trainer's optimizer.pt and training_args.bin, a README, a log) is no part of the model: it was
+hashed too, every byte, and one unreadable made a start fail after its run folder was written.
+Trade-off: transformers' tokenizer files are followed by name; one a later version starts to read is not
+covered until it is added to `TOKENIZER_READS`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def read_files(folder: Path) -> list[Path]:
+    """The files a load of model folder `folder` (an encoderlab model folder or a Hugging Face one) reads,
+    sorted by name relative to it; a Hugging Face folder without weights it would load is refused as the
+    load refuses it (`hub.hf_weight_files`)."""
+    from encoderlab.data.tokenizer import tokenizer_files
+    from encoderlab.model.hub import hf_weight_files
+    from encoderlab.model.sentence import read_sentence_files
+    from encoderlab.model.sources import is_model_folder
+
+    if is_model_folder(
+        folder
+    ):  # encoderlab's own: config.json (the sentence files in it) + model.safetensors
+        found = [folder / "config.json", folder / "model.safetensors"]
+    else:
+        weights = hf_weight_files(folder)  # safetensors only: a training load takes no pickles
+        index = folder / "model.safetensors.index.json"  # read where the weights are its shards
+        sharded = weights != [folder / "model.safetensors"] and index.is_file()
+        found = [folder / "config.json", *weights, *([index] if sharded else [])]
+        found += [folder / name for name in read_sentence_files(folder)[0]]
+    return sorted({*found, *tokenizer_files(folder)}, key=lambda f: f.relative_to(folder).as_posix())

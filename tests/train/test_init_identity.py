@@ -1,0 +1,135 @@
+"""What a run's record of its start model covers (`build.init_identity`): the files the load reads of the
+model folder (`model/readfiles.py`), not every file beside them. A trainer's optimizer.pt, a README or a
+log was hashed too (minutes for a large one), changed the record without changing the model, and one
+unreadable failed the start with a traceback after its run folder was written. Checkpoints written
+before record the whole folder's hash, without `init_version`; their runs still resume without --force."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tests.train.helpers import save_tiny_decoder, tiny_run
+from tests.train.test_resume_init import PHASES, _init
+
+from encoderlab.errors import UserError
+from encoderlab.train import pretrain
+from encoderlab.train.build import init_identity
+from encoderlab.train.checkpoint import read_state
+from encoderlab.train.config import ModelSpec
+
+LEFTOVERS = ("optimizer.pt", "training_args.bin", "README.md", "rng_state.pth")
+"""What a Hugging Face Trainer checkpoint or a model repo holds beside the model, which no load reads."""
+
+
+def _leftovers(folder: Path) -> None:
+    for name in LEFTOVERS:
+        (folder / name).write_bytes(name.encode() * 100)
+
+
+def _whole_folder_hash(folder: Path) -> str:
+    """The record the code before `INIT_VERSION` 2 wrote: sha256 over `name:sha256` of every file."""
+    files = sorted(f for f in folder.iterdir() if f.is_file())
+    lines = "".join(f"{f.name}:{hashlib.sha256(f.read_bytes()).hexdigest()}\n" for f in files)
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def test_the_identity_of_an_encoderlab_folder_is_its_weights_and_config_not_what_lies_beside(tmp_path):
+    spec = ModelSpec(init=str(_init(tmp_path / "init", seed=0)))
+    before = init_identity(spec)
+    _leftovers(tmp_path / "init")
+    assert init_identity(spec) == before  # was another hash
+    shutil.rmtree(tmp_path / "init")
+    _init(tmp_path / "init", seed=1)  # other weights
+    assert init_identity(spec) != before
+
+
+def test_the_identity_of_a_hugging_face_folder_covers_its_tokenizer_and_not_its_pickles(tmp_path):
+    folder = save_tiny_decoder(tmp_path / "decoder", tied=True)
+    spec = ModelSpec(init=str(folder))
+    before = init_identity(spec)
+    _leftovers(folder)
+    (folder / "pytorch_model.bin").write_bytes(b"pickled weights no command reads beside model.safetensors")
+    assert init_identity(spec) == before
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "model_max_length": 7}))
+    assert init_identity(spec) != before
+
+
+@pytest.fixture
+def unreadable(monkeypatch) -> set[str]:
+    """File names whose read `build.init_identity`'s hash fails as for a file without read permission (the
+    tests run as root, whom chmod does not stop); the load itself still reads them."""
+    import encoderlab.data.assets.cache as cache
+
+    names: set[str] = set()
+    real = cache.sha256_of
+
+    def sha256_of(path, *args, **kwargs):
+        if Path(path).name in names:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "sha256_of", sha256_of)
+    return names
+
+
+def test_a_start_model_folder_with_an_unreadable_leftover_starts(tmp_path, unreadable):
+    from encoderlab.train.build import INIT_VERSION
+
+    init = _init(tmp_path / "init", seed=0)
+    _leftovers(init)
+    unreadable.add("optimizer.pt")
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
+    pretrain(cfg, until_step=2)  # was: PermissionError, a traceback, after the run folder was created
+    state = read_state(Path(cfg.out) / "checkpoints" / "step_0000002")
+    unreadable.clear()
+    assert (state["init"], state["init_version"]) == (init_identity(cfg.model), INIT_VERSION)
+
+
+def test_an_unreadable_file_the_load_reads_is_refused_in_one_line_before_anything_is_written(
+    tmp_path, unreadable
+):
+    init = _init(tmp_path / "init", seed=0)
+    unreadable.add("model.safetensors")
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
+    with pytest.raises(UserError) as refused:
+        pretrain(cfg)
+    assert str(refused.value) == (
+        f"cannot read {init / 'model.safetensors'} (Permission denied), a file of start model {init} that the "
+        "run loads; make it readable by this user, or copy the model again"
+    )
+    assert not Path(cfg.out).exists()
+
+
+@pytest.mark.parametrize("held", ["the same model", "another model"])
+def test_a_run_checkpointed_with_the_whole_folders_hash_resumes_at_the_moved_start_model(tmp_path, held):
+    """A checkpoint of the code before records `init` over every file of the folder and no `init_version`:
+    compared with the new identity, the moved start model would be a changed config, refused until --force."""
+    init = _init(tmp_path / "init", seed=0)
+    _leftovers(init)  # so the old record and the new identity differ
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
+    pretrain(cfg, until_step=2)
+    state_file = Path(cfg.out) / "checkpoints" / "step_0000002" / "state.json"
+    state = json.loads(state_file.read_text())
+    old = {k: v for k, v in state.items() if k != "init_version"}
+    state_file.write_text(json.dumps({**old, "init": _whole_folder_hash(init)}))
+    assert _whole_folder_hash(init) != init_identity(cfg.model)
+    moved = Path(shutil.move(init, tmp_path / "moved"))
+    if held == "another model":
+        shutil.rmtree(moved)
+        _init(moved, seed=1)
+        _leftovers(moved)
+    edited = dataclasses.replace(cfg, model=ModelSpec(init=str(moved)))
+    if held == "another model":
+        with pytest.raises(UserError, match=r"with a changed config \(model\.init: "):
+            pretrain(edited, resume=True)
+        return
+    pretrain(edited, resume=True)  # no --force
+    final = read_state(Path(cfg.out) / "checkpoints" / "step_0000004")
+    assert "init_version" in final and final["init_version"] == 1  # the run keeps the record it started with
+    assert final["init"] == _whole_folder_hash(moved)
