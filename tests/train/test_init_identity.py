@@ -133,3 +133,23 @@ def test_a_run_checkpointed_with_the_whole_folders_hash_resumes_at_the_moved_sta
     final = read_state(Path(cfg.out) / "checkpoints" / "step_0000004")
     assert "init_version" in final and final["init_version"] == 1  # the run keeps the record it started with
     assert final["init"] == _whole_folder_hash(moved)
+
+
+def test_a_sharded_hugging_face_folder_is_covered_by_its_shards_and_their_index(tmp_path):
+    """The load reads model.safetensors.index.json and each shard it names (`hub.hf_weight_files`); a
+    transformers save's generation_config.json and a pickle beside them it never reads."""
+    from transformers import LlamaForCausalLM
+
+    from encoderlab.model.readfiles import read_files
+
+    folder = tmp_path / "decoder"
+    save_tiny_decoder(tmp_path / "whole", tied=True)
+    LlamaForCausalLM.from_pretrained(str(tmp_path / "whole")).save_pretrained(
+        str(folder), max_shard_size="20KB"
+    )
+    shutil.copy(tmp_path / "whole" / "tokenizer.json", folder / "tokenizer.json")
+    (folder / "pytorch_model.bin").write_bytes(b"never read")
+    names = [f.name for f in read_files(folder)]
+    shards = sorted(f.name for f in folder.glob("model-*.safetensors"))
+    assert len(shards) > 1
+    assert names == sorted(["config.json", "model.safetensors.index.json", "tokenizer.json", *shards])
