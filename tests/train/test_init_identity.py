@@ -106,6 +106,24 @@ def test_an_unreadable_file_the_load_reads_is_refused_in_one_line_before_anythin
     assert not Path(cfg.out).exists()
 
 
+def test_a_resume_naming_a_moved_start_model_it_cannot_read_says_so_not_that_the_config_changed(
+    tmp_path, unreadable
+):
+    """Read as another model, it was "refusing to resume ... with a changed config (model.init: ...); rerun
+    with the original settings or pass --force", for what making the file readable fixes."""
+    init = _init(tmp_path / "init", seed=0)
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
+    pretrain(cfg, until_step=2)
+    moved = Path(shutil.move(init, tmp_path / "moved"))
+    unreadable.add("model.safetensors")
+    with pytest.raises(
+        UserError, match=r"^cannot read .*moved/model\.safetensors \(Permission denied\), a file of"
+    ):
+        pretrain(dataclasses.replace(cfg, model=ModelSpec(init=str(moved))), resume=True)
+    unreadable.clear()
+    pretrain(dataclasses.replace(cfg, model=ModelSpec(init=str(moved))), resume=True)  # then it resumes
+
+
 @pytest.mark.parametrize("held", ["the same model", "another model"])
 def test_a_run_checkpointed_with_the_whole_folders_hash_resumes_at_the_moved_start_model(tmp_path, held):
     """A checkpoint of the code before records `init` over every file of the folder and no `init_version`:

@@ -81,6 +81,12 @@ reads (`model/readfiles.py`); 1 (a checkpoint without the key), every file of th
 before recorded it and a resume of theirs still compares (`InitIdentity.of`)."""
 
 
+class UnreadableStart(UserError):
+    """A file of the start model that `init_identity` covers and cannot read (`init-file-unreadable`): raised
+    as is where a failed identity otherwise reads as "another model" (`runfolder._same_init`), whose line
+    named --force for what a chmod fixes."""
+
+
 def init_identity(model: ModelSpec, version: int = INIT_VERSION) -> str | None:
     """The content of the start model a run begins from, when `model.init` is a folder on this machine: sha256
     over the name and bytes of each file the load reads of the model folder (`readfiles.read_files`: weights,
@@ -109,7 +115,7 @@ def init_identity(model: ModelSpec, version: int = INIT_VERSION) -> str | None:
         except (
             OSError
         ) as exc:  # permissions, a file gone since the load: was a traceback after the run folder
-            raise UserError(
+            raise UnreadableStart(
                 f"cannot read {f} ({exc.strerror or exc}), a file of start model {model.init} that the run "
                 "loads; make it readable by this user, or copy the model again"
             ) from None
