@@ -168,3 +168,16 @@ def save_tiny_decoder(folder: Path, tied: bool) -> Path:
     LlamaForCausalLM(cfg).save_pretrained(str(folder))
     decoder_tokenizer().save_pretrained(str(folder))
     return folder
+
+
+def save_tiny_encoder(folder: Path, seed: int, **shape) -> Path:
+    """A tiny encoderlab Encoder (vocabulary 128) with `seed`'s random weights; `shape` overrides its config."""
+    import dataclasses
+
+    from encoderlab.model import Encoder, ModelConfig
+    from encoderlab.model.io import save_model_folder
+
+    torch.manual_seed(seed)
+    config = dataclasses.replace(ModelConfig.from_size("tiny", vocab_size=128), **shape)
+    save_model_folder(Encoder(config), folder)
+    return folder

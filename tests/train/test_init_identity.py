@@ -13,8 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.train.helpers import save_tiny_decoder, tiny_run
-from tests.train.test_resume_init import PHASES, _init
+from tests.train.helpers import save_tiny_decoder, save_tiny_encoder, tiny_run
+from tests.train.test_resume_init import PHASES
 
 from encoderlab.errors import UserError
 from encoderlab.train import pretrain
@@ -39,12 +39,12 @@ def _whole_folder_hash(folder: Path) -> str:
 
 
 def test_the_identity_of_an_encoderlab_folder_is_its_weights_and_config_not_what_lies_beside(tmp_path):
-    spec = ModelSpec(init=str(_init(tmp_path / "init", seed=0)))
+    spec = ModelSpec(init=str(save_tiny_encoder(tmp_path / "init", seed=0)))
     before = init_identity(spec)
     _leftovers(tmp_path / "init")
     assert init_identity(spec) == before  # was another hash
     shutil.rmtree(tmp_path / "init")
-    _init(tmp_path / "init", seed=1)  # other weights
+    save_tiny_encoder(tmp_path / "init", seed=1)  # other weights
     assert init_identity(spec) != before
 
 
@@ -81,7 +81,7 @@ def unreadable(monkeypatch) -> set[str]:
 def test_a_start_model_folder_with_an_unreadable_leftover_starts(tmp_path, unreadable):
     from encoderlab.train.build import INIT_VERSION
 
-    init = _init(tmp_path / "init", seed=0)
+    init = save_tiny_encoder(tmp_path / "init", seed=0)
     _leftovers(init)
     unreadable.add("optimizer.pt")
     cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
@@ -94,7 +94,7 @@ def test_a_start_model_folder_with_an_unreadable_leftover_starts(tmp_path, unrea
 def test_an_unreadable_file_the_load_reads_is_refused_in_one_line_before_anything_is_written(
     tmp_path, unreadable
 ):
-    init = _init(tmp_path / "init", seed=0)
+    init = save_tiny_encoder(tmp_path / "init", seed=0)
     unreadable.add("model.safetensors")
     cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
     with pytest.raises(UserError) as refused:
@@ -111,7 +111,7 @@ def test_a_resume_naming_a_moved_start_model_it_cannot_read_says_so_not_that_the
 ):
     """Read as another model, it was "refusing to resume ... with a changed config (model.init: ...); rerun
     with the original settings or pass --force", for what making the file readable fixes."""
-    init = _init(tmp_path / "init", seed=0)
+    init = save_tiny_encoder(tmp_path / "init", seed=0)
     cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
     pretrain(cfg, until_step=2)
     moved = Path(shutil.move(init, tmp_path / "moved"))
@@ -128,7 +128,7 @@ def test_a_resume_naming_a_moved_start_model_it_cannot_read_says_so_not_that_the
 def test_a_run_checkpointed_with_the_whole_folders_hash_resumes_at_the_moved_start_model(tmp_path, held):
     """A checkpoint of the code before records `init` over every file of the folder and no `init_version`:
     compared with the new identity, the moved start model would be a changed config, refused until --force."""
-    init = _init(tmp_path / "init", seed=0)
+    init = save_tiny_encoder(tmp_path / "init", seed=0)
     _leftovers(init)  # so the old record and the new identity differ
     cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
     pretrain(cfg, until_step=2)
@@ -140,7 +140,7 @@ def test_a_run_checkpointed_with_the_whole_folders_hash_resumes_at_the_moved_sta
     moved = Path(shutil.move(init, tmp_path / "moved"))
     if held == "another model":
         shutil.rmtree(moved)
-        _init(moved, seed=1)
+        save_tiny_encoder(moved, seed=1)
         _leftovers(moved)
     edited = dataclasses.replace(cfg, model=ModelSpec(init=str(moved)))
     if held == "another model":

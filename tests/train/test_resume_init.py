@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from tests.train.helpers import metrics, tiny_run
+from tests.train.helpers import metrics, save_tiny_encoder, tiny_run
 
 from encoderlab.config import load_yaml
 from encoderlab.errors import UserError
-from encoderlab.model import Encoder, ModelConfig
-from encoderlab.model.io import save_model_folder
 from encoderlab.objectives import MLM
 from encoderlab.train import Phase, pretrain
 from encoderlab.train.config import ModelSpec, RunConfig
@@ -27,18 +25,13 @@ from encoderlab.train.config import ModelSpec, RunConfig
 PHASES = (Phase(objective=MLM(mask_ratio=0.3), steps=4),)
 
 
-def _init(folder: Path, seed: int, **shape) -> Path:
-    torch.manual_seed(seed)
-    config = dataclasses.replace(ModelConfig.from_size("tiny", vocab_size=128), **shape)
-    save_model_folder(Encoder(config), folder)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def whole(tmp_path_factory):
     """The uninterrupted CPT run every resume is compared with."""
     root = tmp_path_factory.mktemp("whole")
-    cfg = tiny_run(root / "run", phases=PHASES, model=ModelSpec(init=str(_init(root / "init", seed=0))))
+    cfg = tiny_run(
+        root / "run", phases=PHASES, model=ModelSpec(init=str(save_tiny_encoder(root / "init", seed=0)))
+    )
     pretrain(cfg)
     return cfg
 
@@ -54,7 +47,9 @@ def _assert_same_run(cut, whole) -> None:
 def _stopped(tmp_path: Path):
     """The same run stopped after step 2, from an init identical to the uninterrupted run's."""
     cfg = tiny_run(
-        tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(_init(tmp_path / "init", seed=0)))
+        tmp_path / "run",
+        phases=PHASES,
+        model=ModelSpec(init=str(save_tiny_encoder(tmp_path / "init", seed=0))),
     )
     pretrain(cfg, until_step=2)
     return cfg
@@ -85,7 +80,7 @@ def test_another_model_put_at_the_init_path_changes_nothing_on_resume(tmp_path, 
     the user who resumes it asked, and the note says the path is not read."""
     cut = _stopped(tmp_path)
     shutil.rmtree(cut.model.init)
-    _init(Path(cut.model.init), seed=1, hidden_size=64, n_layers=2)
+    save_tiny_encoder(Path(cut.model.init), seed=1, hidden_size=64, n_layers=2)
     capsys.readouterr()
     pretrain(cut, resume=True)
     _resume_note(capsys.readouterr().err, cut)
@@ -117,7 +112,7 @@ def test_a_resume_naming_the_moved_init_at_its_new_place_needs_no_force_if_it_ho
     shutil.move(cut.model.init, moved)
     if held == "another model":
         shutil.rmtree(moved)
-        _init(moved, seed=1)  # the same shape, other weights
+        save_tiny_encoder(moved, seed=1)  # the same shape, other weights
     edited = dataclasses.replace(cut, model=dataclasses.replace(cut.model, init=str(moved)))
     capsys.readouterr()
     if held == "another model":
@@ -210,7 +205,7 @@ def _under(files: list[Path], folder: Path) -> list[Path]:
 def test_a_refused_start_hashes_no_start_model(tmp_path, hashed):
     """Rank 0 hashed the start model (every byte: minutes for a large one) while the trainer was built, before
     `before_start`'s refusals (the CLI's duration check) ran, so a refused start read it for nothing."""
-    init = _init(tmp_path / "init", seed=0)
+    init = save_tiny_encoder(tmp_path / "init", seed=0)
     cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
 
     def refuse(trainer, stop):
@@ -226,7 +221,7 @@ def test_a_start_hashes_each_file_of_its_start_model_once_and_records_it(tmp_pat
     from encoderlab.train.build import init_identity
     from encoderlab.train.checkpoint import read_state
 
-    init = _init(tmp_path / "init", seed=0)
+    init = save_tiny_encoder(tmp_path / "init", seed=0)
     cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
     pretrain(cfg, until_step=2)
     files = sorted(f for f in init.iterdir() if f.is_file())
@@ -245,7 +240,7 @@ def test_a_resume_naming_the_moved_init_hashes_it_once(tmp_path, hashed):
     assert sorted(_under(hashed, moved)) == sorted(f for f in moved.iterdir() if f.is_file())
 
 
-def test_only_rank_zero_judges_a_moved_init(tmp_path, hashed, monkeypatch):
+def test_only_rank_zero_judges_a_movedsave_tiny_encoder(tmp_path, hashed, monkeypatch):
     """Every rank of a resume on several processes hashed the moved start model to compare it with the record;
     rank 0 alone does now, and its refusal of another model stops every rank (`distributed.agreed`, around
     the trainer's checks: tests/train/test_distributed_refusals.py). Here as rank 1 (torchrun's RANK), with
@@ -253,7 +248,7 @@ def test_only_rank_zero_judges_a_moved_init(tmp_path, hashed, monkeypatch):
     from encoderlab.train.runfolder import check_run_folder
 
     cut = _stopped(tmp_path)
-    moved = _init(tmp_path / "moved", seed=1)  # other weights than the run started from
+    moved = save_tiny_encoder(tmp_path / "moved", seed=1)  # other weights than the run started from
     edited = dataclasses.replace(cut, model=dataclasses.replace(cut.model, init=str(moved)))
     hashed.clear()
     monkeypatch.setenv("RANK", "1")
