@@ -34,7 +34,6 @@ from encoderlab.eval.spec import (
     HubRepo,
     Inputs,
     PairSCOptions,
-    QAOptions,
     Task,
     TaskData,
 )
@@ -52,6 +51,7 @@ from encoderlab.eval.tasks.custom_family import (
     kind_hint,
     of_other_family,
     options_of,
+    qa_metric,
 )
 from encoderlab.eval.tasks.custom_labels import (
     check_classes,
@@ -89,8 +89,6 @@ from encoderlab.eval.tasks.splits import (
 FILE_DATA = "file:"
 """The `data_version` of a task from a file starts so (its data's hash follows): `taskruns` tells them apart."""
 
-QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_f1", "exact_positions")}
-"""The QA scores each head reports (the first is the default)."""
 FILE_FINETUNE = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
 """A task file's schedule: what a `finetune:` section leaves out keeps these values (a section naming
 any field fell back to FinetuneConfig's 1000 steps x 32 for the rest)."""
@@ -344,38 +342,6 @@ def _row_where(places: RowPlaces, split: str, where: str):
 # ----------------------------------------------------------------------------- tasks
 
 
-def _qa_metric(
-    metric: str | None, select_metric: str | None, options: QAOptions, inputs: Inputs, where: str
-) -> str:
-    """The QA task's metric (and the one picking its best epoch): one its head reports, by default the
-    head's first. Settings the head does not read are refused rather than ignored: the span head
-    (`eval/qa.py`) builds its own pair inputs (no `inputs: eos`, no question template), the tagger reads
-    one window (no stride or answer cap)."""
-    other = "tagger" if options.head == "span" else "span"
-    if options.head == "span":
-        unread = [f"inputs {inputs!r}"] if inputs != "tokenizer" else []
-        unread += ["question_template"] if options.question_template != QAOptions.question_template else []
-    else:
-        unread = [k for k in ("stride", "max_answer_tokens") if getattr(options, k) != getattr(QAOptions, k)]
-    if unread:
-        raise UserError(
-            f"{where}: {' and '.join(unread)}: read only by the QA head {other!r}; set options: "
-            f"{{head: {other}}} or leave it out"
-        )
-    allowed = QA_HEAD_METRICS[options.head]
-    wanted = "exact" if options.v2 else "exact_match"
-    for name, value in (("metric", metric), ("finetune.select_metric", select_metric)):
-        if value is not None and value not in allowed:
-            raise UserError(
-                f"{where}: {name} {value!r} is not reported by the QA head {options.head!r}; use one of "
-                f"{', '.join(allowed)}"
-            )
-        if value in ("exact", "exact_match") and value != wanted:
-            version = "v2" if options.v2 else "v1"
-            raise UserError(f"{where}: {name} {value!r} is not reported for {version} QA; use {wanted!r}")
-    return metric or allowed[0]
-
-
 def _check_entity_tags(spec: TaskSpec, metric: str, tags: tuple[str, ...], where: str) -> None:
     """Entity F1 reads IOB2 tags: a tag set such as POS tags would stop seqeval with a KeyError
     traceback after fine-tuning, so it is refused here, with the scores that read any tags."""
@@ -434,7 +400,7 @@ def _task_from_file(path: Path) -> Task:
     )
     metric = spec.metric or _metrics(spec)[0]
     if spec.family == "qa":
-        metric = _qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
+        metric = qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
     if spec.data.beir is not None:  # BEIR's corpus, queries and qrels: one reader for a folder or a hub id
         data = beir_data(spec.data, spec.family, spec.columns, path.parent, where)
     else:

@@ -1,5 +1,5 @@
 """A task file's family and the fields each family reads: the tables, and the checks that tell a file
-which family its fields belong to.
+which family its fields belong to; and the metric a QA task scores by, which its head decides (`qa_metric`).
 
 Design. `family:` is checked first (`check_family`), since every other field is read by the family's
 rules; a column, option or metric of another family than the one named is refused as unknown, as any
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from encoderlab.config import recorded_fields
 from encoderlab.errors import UserError, did_you_mean
-from encoderlab.eval.spec import IROptions, PairSCOptions, QAOptions, SCOptions, TCOptions
+from encoderlab.eval.spec import Inputs, IROptions, PairSCOptions, QAOptions, SCOptions, TCOptions
 from encoderlab.eval.tasks.custom_labels import label_kind
 from encoderlab.yamltext import as_written
 
@@ -125,3 +125,39 @@ def check_foreign_fields(raw: dict, where: str) -> None:
             "which encoderlab does not read: it fine-tunes on labelled examples; write `name`, `family`, `data` "
             "and `columns` (docs/evaluation.md, Your own tasks)"
         )
+
+
+QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_f1", "exact_positions")}
+"""The QA scores each head reports (the first is the default)."""
+
+
+def qa_metric(
+    metric: str | None, select_metric: str | None, options: QAOptions, inputs: Inputs, where: str
+) -> str:
+    """The QA task's metric (and the one picking its best epoch): one its head reports, by default the
+    head's first. Settings the head does not read are refused rather than ignored: the span head
+    (`eval/qa.py`) builds its own pair inputs (no `inputs: eos`, no question template), the tagger reads
+    one window (no stride or answer cap)."""
+    other = "tagger" if options.head == "span" else "span"
+    if options.head == "span":
+        unread = [f"inputs {inputs!r}"] if inputs != "tokenizer" else []
+        unread += ["question_template"] if options.question_template != QAOptions.question_template else []
+    else:
+        unread = [k for k in ("stride", "max_answer_tokens") if getattr(options, k) != getattr(QAOptions, k)]
+    if unread:
+        raise UserError(
+            f"{where}: {' and '.join(unread)}: read only by the QA head {other!r}; set options: "
+            f"{{head: {other}}} or leave it out"
+        )
+    allowed = QA_HEAD_METRICS[options.head]
+    wanted = "exact" if options.v2 else "exact_match"
+    for name, value in (("metric", metric), ("finetune.select_metric", select_metric)):
+        if value is not None and value not in allowed:
+            raise UserError(
+                f"{where}: {name} {value!r} is not reported by the QA head {options.head!r}; use one of "
+                f"{', '.join(allowed)}"
+            )
+        if value in ("exact", "exact_match") and value != wanted:
+            version = "v2" if options.v2 else "v1"
+            raise UserError(f"{where}: {name} {value!r} is not reported for {version} QA; use {wanted!r}")
+    return metric or allowed[0]
