@@ -47,11 +47,13 @@ def task_signature(task: str, max_steps: int | None, source: str | None = None) 
     return (capped if source is not None else capped.resolve_pooling(None)).signature()
 
 
-def file_tasks(files: tuple[str, ...]) -> dict[str, str]:
-    """{task: family} of the tasks of these task files or folders, registered for evaluation."""
+def file_tasks(files: tuple[str, ...], only: tuple[str, ...] | None = None) -> dict[str, str]:
+    """{task: family} of the tasks of these task files or folders, registered for evaluation. `only`: the
+    tasks an eval node runs, of which only the files holding them are loaded (`custom.load_task_files`):
+    each eval node loaded every task file of the study, a hub dataset's or BEIR corpus's too."""
     from encoderlab.eval.tasks.custom import load_task_files
 
-    return {t.name: t.family for t in load_task_files(files)}
+    return {t.name: t.family for t in load_task_files(files, only)}
 
 
 def training_groups(tasks: tuple[str, ...]) -> list[tuple[str, ...]]:

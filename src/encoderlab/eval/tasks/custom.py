@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -453,12 +453,16 @@ def file_hub_repos(paths) -> dict[str, tuple[HubRepo, ...]]:
         return {}
 
 
-def load_task_files(paths) -> list[Task]:
-    """Read, check and register the tasks of these files or folders; a repeated name is an error."""
+def load_task_files(paths, only: Collection[str] | None = None) -> list[Task]:
+    """Read, check and register the tasks of these files or folders; a repeated name is an error. `only`:
+    the names of the tasks wanted (a study's eval node: its own), whose files alone are loaded; the others'
+    specs are read to find them (YAML, no data), as their data may be a hub dataset's or a BEIR corpus."""
     from encoderlab.eval.tasks.registry import BUILTIN, register
 
     tasks, seen = [], {}
     for path in task_files(paths):
+        if only is not None and _read_spec(path).name not in only:
+            continue
         task = task_from_file(path)
         if task.name in seen and seen[task.name].resolve() == path.resolve():  # was "rename one", of one file
             also = f" (also as {seen[task.name]})" if seen[task.name] != path else ""
