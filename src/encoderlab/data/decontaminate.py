@@ -212,7 +212,7 @@ def build_contamination(
     n-gram hashes.
 
     The result is cached under $ENCODERLAB_HOME/cache/decontam, keyed by the sets' files (path,
-    size, mtime), the text sets' names and versions, and n, since hashing every evaluation text takes
+    size, mtime), the text sets' versions (not their names: a moved task file's are its texts), and n, since hashing every evaluation text takes
     seconds and rarely changes."""
     check_ngram(ngram)
     z = cached_arrays(
@@ -288,7 +288,9 @@ def _cache_path(against: list[str], ngram: int, text_sets: tuple[TextSet, ...]) 
     from encoderlab.paths import home_folder
 
     key = [CACHE_VERSION, ngram]
-    key += [[t.name, t.version] for t in text_sets]  # none: the key is what it was
+    key += [
+        t.version for t in text_sets
+    ]  # their texts, not where they were read; none: the key is what it was
     for name in against:
         key.append(name)  # the spec: one file read with another text_field is another set
         for path in describe(parse_source(name))["files"]:

@@ -124,7 +124,7 @@ class PrepareConfig:
     """Stop after this many documents (for samples and benchmarks)."""
     text_sets: tuple[TextSet, ...] = ()
     """Evaluation sets a higher layer read as texts (a study's own task files' test splits), removed as
-    `decontaminate`'s are, after them; the recipe holds their names and versions, not their texts."""
+    `decontaminate`'s are, after them; the recipe holds their versions, not their names or texts."""
 
     def __post_init__(self):
         if not 0 <= self.val_fraction < 1:
@@ -154,11 +154,12 @@ def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dic
         for key in [k for k in ("hf_files", "hf_revision") if source.get(k) is None]:
             source.pop(key, None)
     recipe.update(tokenizer_hash=tokenizer_hash(tok), decontaminate=against, dtype=dtype.name)
-    # a text set's name and version stand for its texts; none: the recipe is what it was
+    # a text set's version (its texts' digest) stands for it, not its name, which says where it was read (a
+    # study's `task-test:PATH`): a task file moved mid-prepare resumes it (the name made another recipe and
+    # started over); meta.json's `decontamination.against` still names it; none: the recipe is what it was
     del recipe["text_sets"]
     if cfg.text_sets:
-        recipe["decontaminate"] = [*against, *(t.name for t in cfg.text_sets)]
-        recipe["text_sets"] = {t.name: t.version for t in cfg.text_sets}
+        recipe["text_sets"] = [t.version for t in cfg.text_sets]
     if repeats_documents(cfg.stop, len(cfg.sources)):  # folders drawn by the old, leaky rule differ
         recipe["holdout"] = "per-source"
     return recipe
