@@ -8,6 +8,7 @@ as the built-in sets are. Before, a study whose tasks were all its own was
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import random
 
@@ -266,3 +267,35 @@ def test_building_the_graph_loads_each_task_file_once(tmp_path, monkeypatch):
     assert loaded == [str(tmp_path / "tasks")]  # was twice
     build_graph(spec, real_backend())
     assert loaded == [str(tmp_path / "tasks")] * 2  # a build of its own reads the file as it is then
+
+
+@pytest.mark.parametrize("edited", [("a",), ("a", "b")])
+def test_the_refusal_of_test_splits_changed_while_running_names_the_files_that_changed(
+    tmp_path, monkeypatch, edited
+):
+    """The prepare node's key holds one digest of all the task files' test texts; the refusal named every
+    file, in the singular ("the test split of task file A, B"). The graph hands the node each file's digest
+    beside its key (`Node.aside`), so it names the files whose test texts changed, in the right number."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    files, tests = {}, {}
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        files[folder], tests[folder] = _task_file(tmp_path / folder)
+        spec_file = tmp_path / folder / "mine.yaml"
+        spec_file.write_text(spec_file.read_text().replace("name: mine\n", f"name: mine-{folder}\n"))
+    spec = _spec(_corpus(tmp_path, []), files["a"])
+    spec = dataclasses.replace(spec, eval=dataclasses.replace(spec.eval, task_files=(files["a"], files["b"])))
+    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    for folder in edited:
+        test_csv = tmp_path / folder / "test.csv"
+        test_csv.write_text(test_csv.read_text().replace(tests[folder][0], tests[folder][0] + " changed", 1))
+    out = tmp_path / "node"
+    out.mkdir()
+    with pytest.raises(UserError) as err:
+        run_prepare(NodeContext(node=node, out_dir=out, inputs={}, study_dir=tmp_path, spec=spec))
+    named = "split of task file" if len(edited) == 1 else "splits of task files"
+    assert str(err.value) == (
+        f"dataset main: the test {named} {', '.join(files[f] for f in edited)} changed while the study ran "
+        "(its prepare node was keyed by the texts it had); run the study again"
+    )
+    assert not any(out.iterdir())

@@ -102,6 +102,7 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
         file_tasks=lambda _files: dict(families),
         task_signature=task_signature,
         keyed_sets=partial(_recorded_sets, _recorded_texts(nodes)),
+        set_versions=lambda _against: {},  # each file's texts: not recorded, and not there to read
     )
 
 

@@ -59,6 +59,10 @@ class Node:
     """Names of the nodes whose outputs this one reads."""
     key: str = ""
     """Content hash of (kind, config, dependency keys); set by `Graph.add`."""
+    aside: dict[str, Any] = field(default_factory=dict, compare=False)
+    """What the node may read beside its config that its key does not hold, nor graph.json: a prepare node's
+    test texts per task file (`Backend.set_versions`), so a refusal names the files that changed. Kept out of
+    the key: a key holding each file's path re-keyed the data of a moved task file."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,9 @@ class Backend:
     """Those sets as the prepare key holds them: (the named sets, the digest of the texts of those read by
     evaluation, a study's own task files' test splits, or None): their content keys the node, not their path
     (`needs.keyed_sets`)."""
+    set_versions: Callable[[tuple[str, ...]], dict[str, str]] = lambda against: {}
+    """Those sets read by evaluation -> {name: the digest of its own texts} (`needs.set_versions`), handed to
+    the prepare node aside from its key (`Node.aside`); {}: not known (a study resumed with its files gone)."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -117,14 +124,16 @@ class Graph:
     `study list`, `catalog.estimate_minutes`): hashing a paper study's thousands of eval nodes was a
     fifth of the listing, and nothing there reads a key."""
 
-    def add(self, kind: str, name: str, config: dict, deps: tuple[str, ...] = ()) -> Node:
+    def add(
+        self, kind: str, name: str, config: dict, deps: tuple[str, ...] = (), aside: dict | None = None
+    ) -> Node:
         missing = [d for d in deps if d not in self.nodes]
         assert not missing, f"node {name} added before its dependencies {missing}"
         key = ""
         if self.keyed:
             payload = {"kind": kind, "config": config, "deps": sorted(self.nodes[d].key for d in deps)}
             key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-        node = Node(kind=kind, name=name, config=config, deps=deps, key=key)
+        node = Node(kind=kind, name=name, config=config, deps=deps, key=key, aside=aside or {})
         self.nodes[name] = node
         return node
 
@@ -251,7 +260,7 @@ def prepare_graph(
     folder recorded it (`absent.recorded_digests`); every other folder is read. `keyed`: `Graph.keyed`."""
     graph = Graph(keyed=keyed)
     recorded = recorded or {}
-    sets: dict[tuple[str, ...], KeyedSets] = {}  # `against` -> as the key holds it
+    sets: dict[tuple[str, ...], tuple[KeyedSets, dict[str, str]]] = {}  # `against` -> as the key holds it
 
     def reused(d) -> bool:  # reads the tokenizer another dataset trains (spec.DataSpec.tokenizer)
         return d.tokenizer != d.name and d.tokenizer in {x.name for x in spec.data}
@@ -264,17 +273,17 @@ def prepare_graph(
             meta = prepared_meta(d.prepared, d.name)
             check_corpus(meta, d.corpus, d.name, d.prepared)
             digest = identity(meta)
-        against, tested = backend.decontamination(spec, d), None
+        against, tested, versions = backend.decontamination(spec, d), None, {}
         if keyed and against:  # one reading of the task files for every dataset cleaned alike
             if against not in sets:
-                sets[against] = backend.keyed_sets(against)
-            against, tested = sets[against]
+                sets[against] = (backend.keyed_sets(against), backend.set_versions(against))
+            (against, tested), versions = sets[against]
         node = PrepareNode(
             dataset=d, seq_len=spec.seq_len, prepared=digest, against=against, test_texts=tested
         )
         cfg = node.data()
         deps = (f"prepare/{d.tokenizer}",) if reused(d) else ()
-        graph.add("prepare", f"prepare/{d.name}", cfg, deps)
+        graph.add("prepare", f"prepare/{d.name}", cfg, deps, {"test_texts": versions} if versions else None)
     return graph
 
 

@@ -140,6 +140,13 @@ def keyed_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
     return named, texts_digest(t for s in text_sets for t in s.texts) if text_sets else None
 
 
+def set_versions(against: tuple[str, ...]) -> dict[str, str]:
+    """{name: the digest of its own texts} of the task files' test splits among `against`: per file, where the
+    key holds one digest of them all (`keyed_sets`), so the prepare node's refusal of texts changed since
+    names the files that changed (`nodes._text_sets`), not every file."""
+    return {s.name: s.version for s in read_text_sets(against)[1]}
+
+
 def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
     """The sets the study's prepare node cleans dataset `d` against: `decontamination_sets` when `d`
     asks for it and the study prepares it (a folder prepared elsewhere: its own meta.json says)."""

@@ -38,6 +38,7 @@ from encoderlab.study.needs import (
     keyed_sets,
     read_text_sets,
     required_assets,
+    set_versions,
     suite_families,
     task_signature,
     training_groups,
@@ -46,6 +47,7 @@ from encoderlab.study.nodeconfig import CkaNode, EvalNode, PrepareNode, Pretrain
 from encoderlab.study.runner import NodeContext
 from encoderlab.study.spec import CkaSpec, StudySpec
 from encoderlab.study.specproblems import STUDY_PLACED
+from encoderlab.words import noun
 
 # --------------------------------------------------------------------------- prepare
 
@@ -162,10 +164,13 @@ def _text_sets(ctx: NodeContext, node: PrepareNode) -> tuple:
 
     text_sets = read_text_sets(dataset_decontamination(ctx.spec, node.dataset))[1]
     if texts_digest(t for s in text_sets for t in s.texts) != node.test_texts:
-        names = ", ".join(s.name.removeprefix(TASK_TEST) for s in text_sets)
+        keyed = ctx.node.aside.get("test_texts", {})  # each file's, when the graph read them (`Node.aside`)
+        changed = [s for s in text_sets if keyed.get(s.name) != s.version] or text_sets
+        files = [s.name.removeprefix(TASK_TEST) for s in changed]
         raise UserError(
-            f"dataset {node.dataset.name}: the test split of task file {names} changed while the study ran "
-            "(its prepare node was keyed by the texts it had); run the study again"
+            f"dataset {node.dataset.name}: the test {noun(len(files), 'split')} of {noun(len(files), 'task file')} "
+            f"{', '.join(files)} changed while the study ran (its prepare node was keyed by the texts it had); "
+            "run the study again"
         )
     return text_sets
 
@@ -458,6 +463,7 @@ def real_backend() -> Backend:
         required_assets=required_assets,
         decontamination=dataset_decontamination,
         keyed_sets=keyed_sets,
+        set_versions=set_versions,
         check_start=check_start,
         check_fetched=check_fetched,
     )
