@@ -299,3 +299,40 @@ def test_the_refusal_of_test_splits_changed_while_running_names_the_files_that_c
         "(its prepare node was keyed by the texts it had); run the study again"
     )
     assert not any(out.iterdir())
+
+
+def test_a_prepare_interrupted_then_its_task_file_moved_resumes(tmp_path, monkeypatch, caplog):
+    """The prepare node keeps its key when its task file moves with the same test texts; its data folder's
+    recipe held the file's path (`task-test:PATH`), so the resumed prepare warned "another recipe" and started
+    over. It continues from its checkpoint now (the recipe holds the texts' digest: `prepare._recipe`)."""
+    from functools import partial
+
+    from tests.data.prepare_fixtures import RESUMABLE, fail_after
+
+    import encoderlab.data.prepare as prep
+
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(prep, "prepare", partial(prep.prepare, **RESUMABLE))
+    (tmp_path / "tasks").mkdir()
+    task_file, _ = _task_file(tmp_path / "tasks")
+    corpus = _corpus(tmp_path, [])
+    out = tmp_path / "node"
+    out.mkdir()
+
+    def run(task_file):
+        spec = _spec(corpus, task_file)
+        node = build_graph(spec, real_backend()).nodes["prepare/main"]
+        run_prepare(NodeContext(node=node, out_dir=out, inputs={}, study_dir=tmp_path, spec=spec))
+        return node.key
+
+    with pytest.MonkeyPatch.context() as mp, pytest.raises(KeyboardInterrupt):
+        fail_after(mp, 11, KeyboardInterrupt())
+        run(task_file)
+    assert (out / "data.tmp" / "progress.json").is_file()
+    (tmp_path / "tasks").rename(tmp_path / "moved")
+    with caplog.at_level("WARNING"):
+        run(str(tmp_path / "moved" / "mine.yaml"))
+    assert "starting over" not in caplog.text  # was: "... of another recipe (or version); starting over"
+    meta = json.loads((out / "data" / "meta.json").read_text())
+    assert meta["resumed_after_docs"] > 0
+    assert meta["decontamination"]["against"] == [task_test_set(str(tmp_path / "moved" / "mine.yaml"))]
