@@ -14,7 +14,7 @@ from encoderlab.advise.ladder import Ladder, Metric
 from encoderlab.advise.predict import Target
 from encoderlab.advise.report import format_advice
 from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
-from encoderlab.advise.trend import trend
+from encoderlab.advise.trend import RISE_LEVEL, dominated_pairs, rise_critical, trend
 
 IMPROVING = [(3.0, 3.02), (2.6, 2.62), (2.3, 2.32), (2.1, 2.12)]
 WORSENING = [(1.6, 1.62), (1.7, 1.72), (1.8, 1.82), (1.9, 1.92)]  # +0.1 a rung, seed noise ~0.01
@@ -138,7 +138,7 @@ def test_the_trend_test_is_students_t_on_the_noises_degrees_of_freedom():
     values = {MLM_LIKE: [(m - d, m + d) for m in means], CLM_LIKE: IMPROVING}
     runs = made_up_ladder(values).of(MLM_LIKE)
     loss = np.array([o.value for o in runs])
-    fit = SimpleNamespace(rungs=Rungs.of(runs), replicates=loss[None], schedule=MLM_LIKE)
+    fit = SimpleNamespace(rungs=Rungs.of(runs), replicates=loss[None], schedule=MLM_LIKE, form=None)
     got = trend(fit, None)
 
     cx = np.log10([6.0 * o.params * o.tokens for o in runs])
@@ -179,3 +179,85 @@ def test_rungs_whose_measured_flops_differ_by_a_few_percent_are_one_compute():
     assert COMPUTE_RTOL < 0.5  # a ladder's rungs 1.5x apart stay apart
     assert computes(np.array([1e18, 1.5e18, 2.25e18])) == 3
     assert computes(1e18 * 1.05 ** np.arange(41)) == 21  # groups of two 5% steps, not one chain
+
+
+# falls by 0.8, then rises by 0.15 (seed deviations +-0.01): the slope is negative by many standard errors
+TURNING = [(2.9, 2.92), (2.4, 2.42), (1.9, 1.92), (2.05, 2.07)]
+
+
+def test_a_ladder_that_falls_more_than_it_rises_is_flagged_though_its_slope_falls():
+    """CLM leads at the largest rung, but its loss rose there: a curve that can only fall towards a floor
+    reads it near its best rung at the target. Its slope is far below zero, so the slope test passed it and
+    the advice recommended CLM with no warning."""
+    ladder = made_up_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: TURNING})
+    (fit,) = [f for f in _fits(ladder) if f.schedule == CLM_LIKE]
+    t = trend(fit, None)
+    assert t.improving and t.rise.significant and t.flagged
+    assert (t.rise.lower, t.rise.higher) == ((5e7, 1e9), (1.25e8, 2.5e9))
+    advice = advise(ladder, Target(flops=1e19), n_boot=60)
+    (warning,) = [w for w in advice.warnings if "gets worse with compute past one of its rungs" in w]
+    assert warning.startswith(
+        f"{CLM_LIKE.name} gets worse with compute past one of its rungs beyond its seed noise"
+    )
+    assert "N=1.25e+08, D=2.5e+09 moves by +0.15 from that at the smaller N=5e+07, D=1e+09" in warning
+    assert advice.ranking[0] == CLM_LIKE.name and advice.recommendation is None
+    assert f"insufficient evidence: the leader, {CLM_LIKE.name}, gets worse with compute" in advice.reason
+
+
+def test_the_rise_quantile_of_one_pair_is_the_normal_or_students_t():
+    """Two rungs give one pair, whose standardised rise is normal (a given sd) or Student's t on the pooled
+    sd's degrees of freedom: the Monte Carlo quantile must agree with both."""
+    from scipy import stats
+
+    assert rise_critical((2, 2), ((0, 1),), None) == pytest.approx(stats.norm.ppf(0.95), abs=0.03)
+    assert rise_critical((2, 3), ((0, 1),), 3) == pytest.approx(stats.t.ppf(0.95, 3), abs=0.06)
+    # more pairs sharing rungs: a larger maximum, so a larger quantile
+    assert rise_critical((2,) * 4, ((0, 1), (0, 2), (1, 2), (0, 3), (1, 3), (2, 3)), 4) > stats.t.ppf(0.95, 4)
+
+
+def _rise_flag_share(means, sd, draws, seed):
+    """The share of seeded draws (two seeds a rung, normal noise of `sd`) the trend check flags."""
+    from types import SimpleNamespace
+
+    from encoderlab.advise.predict import Rungs
+
+    runs = made_up_ladder({MLM_LIKE: [(m, m) for m in means], CLM_LIKE: IMPROVING}).of(MLM_LIKE)
+    rungs = Rungs.of(runs)
+    centre = np.array([o.value for o in runs])
+    rng = np.random.default_rng(seed)
+    rises, flagged = 0, 0
+    for _ in range(draws):
+        values = centre + rng.normal(0.0, sd, len(centre))
+        fit = SimpleNamespace(rungs=rungs, replicates=values[None], schedule=MLM_LIKE, form=None)
+        t = trend(fit, None)
+        rises += t.rise.significant
+        flagged += t.flagged
+    return rises / draws, flagged / draws
+
+
+def test_the_rise_test_flags_flat_ladders_at_its_level():
+    """Flat rung means are the least favourable ladder the form can follow: the rise test flags them in
+    `RISE_LEVEL` of draws (here 2000 draws: a binomial sd of 0.005)."""
+    rise_share, _ = _rise_flag_share([2.5] * 4, 0.05, 2000, seed=1)
+    assert abs(rise_share - RISE_LEVEL) < 0.015
+
+
+def test_a_clean_monotone_ladder_with_noise_is_rarely_flagged():
+    """A ladder falling to a floor, its last step two standard errors of seed noise (0.147 against sd 0.075
+    of a two-seed rung mean's difference): neither test may flag it in more than `RISE_LEVEL` of draws (the
+    rise test's bound: falling means rise less than flat ones)."""
+    means = 2.0 + 1.0 * (np.array([8e6, 2e7, 5e7, 1.25e8]) / 8e6) ** -0.5  # 3.0, 2.63, 2.40, 2.25
+    _, flagged_share = _rise_flag_share(means, 0.075, 1000, seed=2)
+    assert flagged_share < RISE_LEVEL
+
+
+def test_a_2d_ladder_pairs_rungs_by_size_and_tokens_not_compute():
+    """For the 2-D form a rung at larger compute but fewer tokens may be worse (a worse split of more compute):
+    it is not a rise the form cannot follow; a rung at no smaller size and no fewer tokens is."""
+    from types import SimpleNamespace
+
+    rungs = SimpleNamespace(
+        points=np.array([[1e7, 4e9], [4e7, 2e9], [4e7, 4e9]]), compute=np.array([2.4e17, 4.8e17, 9.6e17])
+    )
+    assert {tuple(p) for p in np.transpose(dominated_pairs(rungs, two_d=True))} == {(0, 2), (1, 2)}
+    assert len(np.transpose(dominated_pairs(rungs, two_d=False))) == 3

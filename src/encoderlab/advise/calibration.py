@@ -15,7 +15,8 @@ the numbers behind them as JSON; tests/advise/test_calibration.py runs each on a
   variants have no paired form; the suite's ladders are unpaired, so this changes only the rare draw whose
   two schedules happened to get the same seed counts at every rung.
 * **Trend check** (`trend_check`): default synthetic ladders (improving by construction), and for each
-  schedule how many standard errors its slope lies below zero, and whether `trend.not_improving` flags it.
+  schedule how many standard errors its slope lies below zero, and whether `trend.not_improving` flags it
+  (by its slope or its rise test).
 
 Trade-off: the figures are Monte Carlo estimates from a few hundred draws (an 80% coverage from 600
 intervals has a standard error of about 1.6 points); more draws cost proportionally more time.

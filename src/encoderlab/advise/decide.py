@@ -26,8 +26,8 @@ target, or of the seed means at the largest rung.
 **Warnings** go beside the advice: a target further past the ladder than the ladder spans
 (`reach.reach_warnings`; one below the ladder is refused, `reach.check_not_below`), a target (N, D) at a size, token count or tokens per parameter a curve's runs do not
 reach (`reach.allocation_warnings`), seed noise estimated from fewer than `NOISE_DF` degrees of freedom
-(`noise_warnings`), and a schedule whose rung means do not improve with compute beyond its seed noise
-(`trend.trend_warnings`), which no fitted curve can follow. Only the last can change the advice: when
+(`noise_warnings`), and a schedule whose rung means do not improve with compute beyond its seed noise, or
+rise over a rung they dominate (`trend.trend_warnings`), which no fitted curve can follow. Only the last can change the advice: when
 the schedule that would be recommended is such a one, the advice is insufficient evidence (a flagged
 schedule behind the leader stays behind: its flat fit, floored at its best rung, is the optimistic
 reading of a ladder that does not improve).
@@ -284,13 +284,12 @@ def _verdict(names, values, probs, bt, why_not, confidence, better, flat=()):
         reason = f"the single-rung ranking is recommended because {why_not}"
     leader = int(np.argmax(probs))
     if probs[leader] >= confidence and names[leader] == ranking[0]:
-        if names[leader] in {
-            t.schedule for t in flat
-        }:  # a flat or worsening ladder read as a flat curve: its lead may not last
+        # a flat, worsening or turning ladder read as a falling curve: its lead may not last
+        turned = {t.schedule: t for t in flat}
+        if names[leader] in turned:
             reason += (
-                f"; insufficient evidence: the leader, {names[leader]}, does not improve with compute beyond its "
-                "seed noise, so neither its curve nor its largest rung says where it stands at the target (see "
-                "the warning)"
+                f"; insufficient evidence: the leader, {names[leader]}, {turned[names[leader]].summary}, so neither "
+                "its curve nor its largest rung says where it stands at the target (see the warning)"
             )
             return method, None, ranking, reason
         return method, names[leader], ranking, reason

@@ -48,10 +48,10 @@ synthetic test suite does that for 200 ladders in seconds):
   on a flat 2-D ladder, or one that falls and rises again (which the form cannot follow), the objective has
   several near-equal minima (a term killed, its coefficient at its bound; or one small and steep, its exponent at
   the upper bound, and one near-flat carrying the level, with E at its bound, the smallest value), and such
-  minima 0.1% apart extrapolate up to several seed sd apart at 10x. The trend check (`trend`) does not catch
-  all of them: it tests a straight line's slope in log compute, which a ladder falling by more than it rises
-  passes. So `STARTS` (3) grid points are refined side by side in the one batch and the lowest objective kept,
-  chosen to land in different basins: the grid spans `EXP_RANGE` (it stopped at 0.05 and 1.5, short of the
+  minima 0.1% apart extrapolate up to several seed sd apart at 10x. The trend check (`trend`) flags such a
+  ladder where it rises beyond its seed noise (its rise test; the slope alone passed a ladder falling by more
+  than it rises), not one that rises within it, whose minima are as near. So `STARTS` (3) grid points are
+  refined side by side in the one batch and the lowest objective kept, chosen to land in different basins: the grid spans `EXP_RANGE` (it stopped at 0.05 and 1.5, short of the
   minima's bounds), E is profiled at its bound where its free solution is above it (the refinement clips it
   there, so such starts were ranked by an objective they never had), and the grid's local minima (no neighbour
   lower, one grid step in each exponent) are taken first, the best points alone being mostly neighbours that

@@ -17,21 +17,68 @@ estimated from the ladder, the normal `TREND_Z` when it is given. Before, it was
 which with an estimated sd is a test at a larger level than 5%: with one degree of freedom (one rung
 of two seeds) a flat ladder passed as improving in 17% of draws, not 5%.
 Misfit of a straight line in log compute is left out of the standard error on purpose: a healthy
-ladder's rung means fall by many noise sds, and the test is only meant to catch the flat or rising.
+ladder's rung means fall by many noise sds, and the slope test is only meant to catch the flat or rising.
+
+The slope misses a ladder that falls by more than it rises (rung means 3.0, 2.5, 2.2, 2.4: a negative
+slope), whose fitted curve, which cannot rise, is read at the target near its best rung wherever the
+ladder turned. So a second test, of the form's own shape: every curve is non-increasing in compute (the
+1-D form) or in size and in tokens (the 2-D one), so a rung mean above that of a rung it dominates (at a
+larger compute, beyond `COMPUTE_RTOL`; for the 2-D form at no smaller size and no fewer tokens) is a rise
+the curve cannot follow. The statistic is the largest such rise over all dominated pairs, each in standard
+errors of its difference from the seed noise (sd * sqrt(1/n_i + 1/n_j)); the schedule is flagged when it
+exceeds the one-sided 95% quantile of that maximum under flat rung means (`rise_critical`). Flat means are
+the least favourable ladder the form can follow: where the true means do not rise, every pair's rise is at
+most its flat-ladder draw, so the maximum is too and a healthy ladder is flagged in at most 5% of draws,
+fewer the more steeply it falls. The quantile has no closed form (the pairs share rungs), so it is read
+from `RISE_DRAWS` fixed-seed draws of the rung means' noise (and of the pooled sd's chi distribution on its
+degrees of freedom, when it is estimated), which makes the check deterministic. Taking the maximum over
+pairs, not the best rung against the largest, is what keeps the level: the best of several noisy rung
+means is biased low, and a fixed pair would miss a turn at a middle rung. The bootstrap replicates were
+not used for the null distribution: they take a sd from a few runs as exact (too narrow, the same fault
+the t quantile fixes above) and there may be as few as 20 of them.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from encoderlab.advise.predict import ScheduleFit, computes
+from encoderlab.advise.fit import POWER
+from encoderlab.advise.predict import COMPUTE_RTOL, Rungs, ScheduleFit, computes
 
 TREND_Z = 1.645
 """One-sided 95% normal quantile: the slope must be below zero by this many standard errors when the seed
 noise is given (`--seed-noise`); estimated from the ladder, Student's t quantile on its degrees of freedom."""
+
+RISE_LEVEL = 0.05
+"""One-sided level of the rise test: the share of flat ladders it flags."""
+
+RISE_DRAWS = 20_000
+"""Draws of the rise statistic under flat rung means behind its quantile (its Monte Carlo error in the level:
+about sqrt(0.05 * 0.95 / 20000) = 0.0015)."""
+
+
+@dataclass(frozen=True)
+class Rise:
+    """The largest rise of a schedule's rung mean over a rung it dominates (module docstring), in loss units."""
+
+    lower: tuple[float, float]
+    """(N, D) of the dominated rung, where the ladder was better."""
+    higher: tuple[float, float]
+    """(N, D) of the rung above it in compute (2-D: in size and tokens), where it was worse."""
+    size: float
+    """How far the rung mean rose."""
+    z: float
+    """That rise in standard errors of seed noise: the test's statistic, the largest over pairs."""
+    critical: float
+    """Its one-sided 95% quantile under flat rung means (`rise_critical`)."""
+
+    @property
+    def significant(self) -> bool:
+        return self.z > self.critical
 
 
 @dataclass(frozen=True)
@@ -45,6 +92,8 @@ class Trend:
     """Its standard error from seed noise."""
     df: int | None = None
     """Degrees of freedom of the seed noise's sd (None: given, taken as exact)."""
+    rise: Rise | None = None
+    """The largest rise over a dominated rung; None where no rung dominates another."""
 
     @property
     def critical(self) -> float:
@@ -54,6 +103,18 @@ class Trend:
     @property
     def improving(self) -> bool:
         return self.slope < -self.critical * self.se
+
+    @property
+    def flagged(self) -> bool:
+        """Whether the fitted curve cannot follow the ladder: flat or worsening overall, or turning worse."""
+        return not self.improving or (self.rise is not None and self.rise.significant)
+
+    @property
+    def summary(self) -> str:
+        """What is wrong with the ladder, as a verb phrase ("X does not improve ...")."""
+        if not self.improving:
+            return "does not improve with compute beyond its seed noise"
+        return "gets worse with compute past one of its rungs beyond its seed noise"
 
 
 def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
@@ -75,22 +136,91 @@ def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
         sd = float(np.sqrt(ss / df)) if df else 0.0
     else:
         df, sd = None, seed_noise
-    return Trend(fit.schedule.name, slope, sd / np.sqrt(sxx), df)
+    two_d = fit.form is not None and fit.form is not POWER
+    rise = _largest_rise(rungs, means, counts, sd, df, two_d)
+    return Trend(fit.schedule.name, slope, sd / np.sqrt(sxx), df, rise)
+
+
+def dominated_pairs(rungs: Rungs, two_d: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j) rung indices where the form's curve at rung j can be no higher than at rung i: j at a larger
+    compute (beyond `COMPUTE_RTOL`, as `computes` separates them) for a curve in compute; for the 2-D curve,
+    at no smaller size and no fewer tokens (a larger compute at a worse split of it may be worse)."""
+    if two_d:
+        n, d = rungs.points[:, 0], rungs.points[:, 1]
+        geq = (n[None, :] >= n[:, None]) & (d[None, :] >= d[:, None])
+        above = geq & ((n[None, :] > n[:, None]) | (d[None, :] > d[:, None]))
+    else:
+        c = rungs.compute
+        above = c[None, :] > c[:, None] * (1 + COMPUTE_RTOL)
+    i, j = np.nonzero(above)
+    return i, j
+
+
+def _largest_rise(rungs: Rungs, means, counts, sd: float, df: int | None, two_d: bool) -> Rise | None:
+    i, j = dominated_pairs(rungs, two_d)
+    if not len(i):
+        return None
+    rise = means[j] - means[i]
+    if sd > 0:
+        z = rise / (sd * np.sqrt(1 / counts[i] + 1 / counts[j]))
+    else:  # no noise measured (identical seeds): any rise is past it, as any slope is for the slope test
+        z = np.where(rise > 0, np.inf, -np.inf)
+    k = int(np.argmax(z))
+    pairs = tuple(zip(i.tolist(), j.tolist()))
+    critical = rise_critical(tuple(int(c) for c in counts), pairs, df)
+    point = rungs.points
+    return Rise(tuple(point[i[k]]), tuple(point[j[k]]), float(rise[k]), float(z[k]), critical)
+
+
+@functools.lru_cache(maxsize=256)
+def rise_critical(counts: tuple[int, ...], pairs: tuple[tuple[int, int], ...], df: int | None) -> float:
+    """The one-sided `RISE_LEVEL` quantile of max over `pairs` (i, j) of (m_j - m_i) / (s sqrt(1/n_i + 1/n_j))
+    where the rung means m_r are those of `counts[r]` standard normal seeds and s is the pooled sd: exact 1 when
+    `df` is None (a given sd), else sqrt(chi^2_df / df). Read from `RISE_DRAWS` draws of a fixed generator
+    (deterministic; cached, since a bootstrap suite asks for the same few ladders' shapes again and again)."""
+    rng = np.random.default_rng(0)
+    n = np.asarray(counts, dtype=float)
+    i, j = np.asarray(pairs).T
+    scale = np.sqrt(1 / n[i] + 1 / n[j])
+    stat = []
+    for size in np.diff(np.linspace(0, RISE_DRAWS, 11).astype(int)):  # chunks bound the memory of big ladders
+        m = rng.standard_normal((size, len(n))) / np.sqrt(n)
+        top = ((m[:, j] - m[:, i]) / scale).max(axis=1)
+        stat.append(top / np.sqrt(rng.chisquare(df, size) / df) if df else top)
+    return float(np.quantile(np.concatenate(stat), 1 - RISE_LEVEL))
 
 
 def not_improving(fits: list[ScheduleFit], seed_noise: float | None) -> list[Trend]:
-    """The schedules whose rung means do not improve with compute beyond their seed noise."""
-    return [t for f in fits if (t := trend(f, seed_noise)) is not None and not t.improving]
+    """The schedules whose ladders the fitted form cannot follow beyond their seed noise: rung means that do
+    not improve with compute (the slope test), or that rise over a rung they dominate (the rise test)."""
+    return [t for f in fits if (t := trend(f, seed_noise)) is not None and t.flagged]
 
 
 def trend_warnings(flagged: list[Trend], better: str) -> tuple[str, ...]:
-    """One warning per flagged schedule, its slope in metric units (a score's sign is the loss's flipped)."""
+    """One warning per flagged schedule, its slope or rise in metric units (a score's sign is the loss's
+    flipped); a schedule failing both tests gets the slope's."""
+    return tuple(_slope_warning(t, better) if not t.improving else _rise_warning(t, better) for t in flagged)
+
+
+def _slope_warning(t: Trend, better: str) -> str:
     sign = 1.0 if better == "lower" else -1.0
-    return tuple(
+    return (
         f"{t.schedule} does not improve with compute beyond its seed noise: its rung means move by "
         f"{sign * t.slope:+.3g} per tenfold compute (standard error from seed noise {t.se:.3g}; {better} is "
         "better). The fitted curve can only approach a floor from above, so it cannot represent a ladder that is "
         f"flat or getting worse, and its prediction for {t.schedule} at the target is unreliable; check its runs, "
         "or add rungs"
-        for t in flagged
+    )
+
+
+def _rise_warning(t: Trend, better: str) -> str:
+    sign = 1.0 if better == "lower" else -1.0
+    r = t.rise
+    (n0, d0), (n1, d1) = r.lower, r.higher
+    return (
+        f"{t.schedule} {t.summary}: its rung mean at N={n1:.3g}, D={d1:.3g} moves by {sign * r.size:+.3g} from "
+        f"that at the smaller N={n0:.3g}, D={d0:.3g} ({r.z:.3g} standard errors of seed noise, past the "
+        f"{r.critical:.3g} that flat rung means exceed in {RISE_LEVEL:.0%} of ladders; {better} is better). The fitted "
+        "curve can only approach a floor from above, so it cannot represent a ladder that turns worse, and its "
+        f"prediction for {t.schedule} at the target is unreliable; check its runs, or add rungs"
     )
