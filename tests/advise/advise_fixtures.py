@@ -20,6 +20,10 @@ from encoderlab.cli import main
 from encoderlab.config import save_yaml
 from encoderlab.train.recipes import build_recipe
 
+GRID = np.stack([np.repeat(a.ravel(), 2) for a in np.meshgrid([0.25, 0.5, 1.0], [0.25, 0.5, 1.0])], -1)
+"""(18, 2) inputs (N, D) of a 2-D fit: a 3x3 grid of sizes and token counts in relative units, two seeds each
+(tests/advise/test_fit.py and test_stats_audit.py fit it)."""
+
 
 def write_ladder_csv(syn, path):
     """A synthetic suite's ladder as the CSV `encoderlab advise` reads: schedule, size, tokens, seed, value."""

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.advise.advise_fixtures import scipy_best
+from tests.advise.advise_fixtures import GRID, scipy_best
 
 from encoderlab.advise.fit import CHINCHILLA, DELTA, DELTA_RANGE, POWER, fit_curves
 
 RUNGS = np.repeat(np.array([1 / 64, 1 / 16, 1 / 4, 1.0]), 3)
-SIZES, TOKENS = (a.ravel() for a in np.meshgrid([0.25, 0.5, 1.0], [0.25, 0.5, 1.0]))
-GRID = np.stack([np.repeat(SIZES, 2), np.repeat(TOKENS, 2)], -1)
 
 
 @pytest.mark.parametrize("delta", [1e-3, 1e-2])

@@ -24,8 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from tests.advise.advise_fixtures import scipy_best, scipy_fit
-from tests.advise.test_fit import GRID
+from tests.advise.advise_fixtures import GRID, scipy_best, scipy_fit
 
 from encoderlab.advise.fit import CHINCHILLA, DELTA, EXP_RANGE, POWER, fit_curves
 from encoderlab.advise.holdout import within_noise
