@@ -142,15 +142,17 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
                 if str(exc).startswith(where):
                     raise
                 raise UserError(f"{where}: {exc}") from None
-        errors = []
+        errors: list[UserError] = []
         for member in members:
             if member is type(None):
                 continue
             try:
                 return coerce(value, member, where)
             except UserError as exc:
-                errors.append(str(exc))
-        raise UserError(errors[0] if errors else f"{where}: cannot use {value!r}")
+                errors.append(exc)
+        # the member's own error, not its text: a `WrongType` keeps its fix apart (`problem_of`), which a
+        # damaged node.json's `float | None` count lost ("give a number ..." beside "delete ... and rerun")
+        raise errors[0] if errors else UserError(f"{where}: cannot use {value!r}")
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):

@@ -23,3 +23,25 @@ def test_totals_keep_unknown_counts_unknown():
     t.add(10, 6e9, 0.5, 0.5, 3)
     t.add(None, None, 0.0, 0.0, 1)
     assert (t.tokens, t.flops, t.wall_s, t.cpu_s, t.nodes) == (10, 6e9, 1.5, 2.5, 5)
+
+
+def test_a_damaged_count_that_may_be_null_names_the_node_json_fix_alone(tmp_path):
+    """`tokens` and `flops` may be null (not counted): a wrong type there went through `coerce`'s union
+    branch, which re-raised the member's refusal as a plain UserError, so the damaged node.json line kept
+    the config fix "give a number such as 3e-4" beside its own "delete ... and run the study again"
+    (`problem_of` found no `WrongType` to strip); `wall_s`, typed float alone, already said it without."""
+    import pytest
+
+    from encoderlab.errors import UserError
+    from encoderlab.study.compute import _typed
+    from encoderlab.study.data import StudyData
+    from encoderlab.study.graph import Node
+
+    node = Node(kind="eval", name="eval/x", config={}, deps=(), key="k")
+    data = StudyData(spec=None, nodes=[node], folder=tmp_path)  # type: ignore[arg-type]
+    for field_, kind in (("flops", "float"), ("tokens", "int"), ("wall_s", "float")):
+        with pytest.raises(UserError) as refused:
+            _typed(data, {"node": "eval/x", "kind": "eval", field_: "lots"})
+        said = str(refused.value)
+        assert f"is damaged (compute.{field_}: expected {kind}, got 'lots'); delete " in said, said
+        assert "give" not in said, said
