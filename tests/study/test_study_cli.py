@@ -223,3 +223,23 @@ def test_study_report_prints_the_html_and_the_markdown_path_as_study_run_does(fo
     html, md = folder / "report" / "report.html", folder / "report" / "report.md"
     assert capsys.readouterr().out.splitlines() == [f"report: {html}", f"markdown: {md}"]
     assert html.is_file() and md.is_file()
+
+
+def test_a_study_json_value_of_the_wrong_type_names_the_rerun_alone(tmp_path):
+    """study.json is encoderlab's record, whose fix is to run the study again into it: a value of the
+    wrong type there said that after the config fix "give a whole number such as 1000" (two fixes, the
+    first to edit a file encoderlab wrote); `problem_of` keeps the problem alone, as for a node.json."""
+    import json
+
+    from encoderlab.errors import UserError
+    from encoderlab.study.data import read_study
+
+    (tmp_path / "graph.json").write_text("[]")
+    spec = {"name": "s", "data": [], "runs": [], "baseline": "b", "seq_len": "long"}
+    (tmp_path / "study.json").write_text(json.dumps(spec))
+    with pytest.raises(UserError) as refused:
+        read_study(tmp_path)
+    assert str(refused.value) == (
+        f"{tmp_path}/study.json does not match this encoderlab (study.json: seq_len: expected int, got 'long'); "
+        "run the study again into it with the same command (finished nodes whose config did not change are kept)"
+    )

@@ -402,7 +402,7 @@ def read_study(study_dir: Path) -> tuple[StudySpec, list[Node]]:
         typed = from_dict(StudySpec, spec, where="study.json")
     except UserError as exc:
         raise UserError(
-            f"{study_dir}/study.json does not match this encoderlab ({exc}); run the study again into it "
+            f"{study_dir}/study.json does not match this encoderlab ({problem_of(exc)}); run the study again into it "
             "with the same command (finished nodes whose config did not change are kept)"
         ) from None
     try:
