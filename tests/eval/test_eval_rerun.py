@@ -108,3 +108,24 @@ def test_a_second_models_call_into_an_out_is_refused_before_writing(tmp_path, ca
     code, said, _ = run_cli(["eval", str(second), *tail], capsys)
     assert code == 0 and said.startswith("reusing 1 of 1 run"), said
     assert json.loads((out / "summary.json").read_text())["source"] == str(second)
+
+
+def test_evaluate_from_python_refuses_another_models_out_without_cutting_its_torn_line(tmp_path, capsys):
+    """`evaluate` opened results.jsonl to repair it (cutting a torn last line) before it checked whose it was:
+    another model's folder, refused, lost its last bytes all the same. It is checked first, unchanged."""
+    from encoderlab.errors import UserError
+    from encoderlab.eval import evaluate
+
+    spec = {**sentiment_files(tmp_path), "max_length": 32}
+    spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
+    task = write_task_file(tmp_path, name="mine", **spec)
+    out = tmp_path / "e"
+    tail = ["--task-file", str(task), "--out", str(out), "--device", "cpu", "--lrs", "1e-3", "--seeds", "0"]
+    assert run_cli(["eval", str(model_folder(tmp_path / "a", seed=0)), *tail], capsys)[0] == 0
+    with open(out / "results.jsonl", "a") as f:
+        f.write('{"model": "torn')  # a crash mid-write of the first model's next run
+    before = (out / "results.jsonl").read_bytes()
+    with pytest.raises(UserError, match="holds another model's evaluation"):
+        evaluate(str(model_folder(tmp_path / "b", seed=1)), suite=None, tasks=["mine"], lrs=[1e-3], seeds=[0],
+                 out=out, device="cpu", progress=False)  # fmt: skip
+    assert (out / "results.jsonl").read_bytes() == before

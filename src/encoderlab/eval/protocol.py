@@ -234,8 +234,9 @@ def evaluate(
     require_assets(names)
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
     out = Path(out)
+    # read only, then refused: opening to repair cut another model's torn last line before its refusal
+    require_own_results(ResultsStore(out / RESULTS, repair=False), em)
     store = ResultsStore(out / RESULTS)
-    require_own_results(store, em)
     dev = resolve_device(device)
     grid = [(lr, seed) for lr in lrs for seed in seeds]
     for name in names:  # every task, before the first runs (`_prepared_task` checks each at its turn)
