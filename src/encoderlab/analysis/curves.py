@@ -7,11 +7,12 @@ which curve it belongs to) is not in those files, so a small typed file names it
     sources:
       - {results: evals/mlm40-5k, model: MLM-40, step: 5000, mask_ratio: 0.4}
       - {results: evals/clm-5k, model: CLM, step: 5000}
-      - {results: evals/shared, model: CLM, step: 10000, source: runs/clm/checkpoints/step_0010000}
+      - {results: evals/old-shared, model: CLM, step: 10000, source: runs/clm/checkpoints/step_0010000}
 
 `model` is the line a source belongs to; `step` places it on the data-efficiency axis and
 `mask_ratio` on the mask-ratio axis (sources without the field are left out of that curve);
-`source` picks one model when an evaluation folder holds several.
+`source` picks one model when an evaluation folder holds several (one an older version evaluated several
+models into; `encoderlab eval` now refuses a second model's call into an `--out`).
 
 Statistics are evaluation's own (`encoderlab.eval.summary`): per task, the LR with the best
 validation mean, and the test mean over seeds with a 95% t-interval there; a family (sc/tc/qa/ir, the
