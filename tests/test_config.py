@@ -433,3 +433,21 @@ def test_set_with_a_word_for_a_number_names_the_fix(tmp_path, capsys):
     assert done.value.code == 2
     assert err == "encoderlab: error: optim.lr: expected float, got 'abc'; give a number such as 3e-4", err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "key, value, kind",
+    [("lr", "1e-4", "float"), ("steps", "3", "int"), ("progress", "true", "bool")],
+)
+def test_a_scalar_written_in_quotes_names_the_quotes_to_drop(key, value, kind):
+    """`progress: "true"` said "expected bool, got 'true'; give true or false", which it was: the fix is the
+    quotes, which make it text."""
+    with pytest.raises(UserError) as refused:
+        from_dict(_Scalars, {key: value}, "optim")
+    assert (
+        str(refused.value)
+        == f"optim.{key}: expected {kind}, got '{value}'; write {value} without quotes (quoted, it is text)"
+    )
+    for other in ("lots", "inf"):  # not a number, or one YAML reads as text unquoted too
+        with pytest.raises(UserError, match=r"; give (a number|a whole number|true or false)"):
+            from_dict(_Scalars, {key: other}, "optim")

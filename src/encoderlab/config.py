@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -222,8 +223,22 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
     if tp in (int, float, str, bool) and not (
         isinstance(value, tp) and not (tp is int and isinstance(value, bool))
     ):
-        raise WrongType(f"{where}: expected {tp.__name__}, got {value!r}", f"give {SCALAR_FORMS[tp]}")
+        raise WrongType(f"{where}: expected {tp.__name__}, got {value!r}", _scalar_fix(value, tp))
     return value
+
+
+def _scalar_fix(value: Any, tp: type) -> str:
+    """The fix of a value that is not a `tp`: its form (`SCALAR_FORMS`), or, for text that is one written in
+    quotes (`progress: "true"`, `lr: "1e-4"`), the quotes to drop: "give true or false" read as nonsense."""
+    if isinstance(value, str) and tp is not str:
+        try:
+            # not inf or nan: unquoted, YAML reads those as text too (`.inf` is its number)
+            reads = value.strip().lower() in ("true", "false") if tp is bool else math.isfinite(tp(value))
+        except ValueError:
+            reads = False
+        if reads:
+            return f"write {value.strip()} without quotes (quoted, it is text)"
+    return f"give {SCALAR_FORMS[tp]}"
 
 
 SCALAR_FORMS = {
