@@ -58,10 +58,41 @@ def test_a_trainer_output_folder_names_its_checkpoints(bert, tmp_path, capsys):
     (out / "runs").mkdir()  # TensorBoard's logs beside them: no model
     code, err = cli(["eval", out, "--tasks", "tweets", "--out", tmp_path / "e"], capsys)
     assert_one_line(
-        code, err, rf"{out} holds no model itself \(no config.json\) but its subfolders {out / 'checkpoint-1000'}, "
-        rf"{out / 'checkpoint-500'} do; pass one of them$",
+        code, err, rf"{out} holds no model itself \(no config.json\) but its subfolders {out / 'checkpoint-500'}, "
+        rf"{out / 'checkpoint-1000'} do; pass one of them \(the latest: {out / 'checkpoint-1000'}\)$",
     )  # fmt: skip
     assert not (tmp_path / "e").exists()
+
+
+def test_many_checkpoints_are_listed_by_step_and_the_latest_is_named(tmp_path):
+    """A plain sort put checkpoint-1000 before checkpoint-500, and of many it showed the first three by
+    name, which need not hold the latest; by step, the earliest three are shown and the latest named."""
+    from encoderlab.model.nearmodel import near_model
+
+    out = tmp_path / "trainer"
+    steps = (2500, 500, 10000, 1000, 1500)
+    for step in steps:  # a config.json beside weights is a Hugging Face folder by the loaders' marks
+        (out / f"checkpoint-{step}").mkdir(parents=True)
+        (out / f"checkpoint-{step}" / "config.json").write_text("{}")
+        (out / f"checkpoint-{step}" / "model.safetensors").write_bytes(b"")
+    first = ", ".join(str(out / f"checkpoint-{s}") for s in sorted(steps)[:3])
+    assert near_model(out) == (
+        f"{out} holds no model itself (no config.json) but its subfolders {first} and 2 more do; "
+        f"pass one of them (the latest: {out / f'checkpoint-{max(steps)}'})"
+    )
+
+
+def test_subfolders_other_than_checkpoints_are_listed_by_number_without_a_latest(tmp_path):
+    from encoderlab.model.nearmodel import near_model
+
+    for name in ("run10", "run9"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text("{}")
+        (tmp_path / name / "model.safetensors").write_bytes(b"")
+    assert near_model(tmp_path) == (
+        f"{tmp_path} holds no model itself (no config.json) but its subfolders {tmp_path / 'run9'}, "
+        f"{tmp_path / 'run10'} do; pass one of them"
+    )
 
 
 def test_a_folder_near_no_model_keeps_the_general_line(tmp_path, capsys):

@@ -7,11 +7,14 @@ lies in `0_Transformer/`, and Hugging Face Trainer's `output_dir` holding `check
 Only one level down is looked at, and only folders that hold a model by the loaders' own marks
 (an encoderlab model or run folder, or a config.json beside weights, so `1_Pooling/config.json` is
 none): a deeper walk would cost a tree's listing and guess. The line is the refusal's only; nothing is
-loaded from the folder it names.
+loaded from the folder it names. Subfolders are listed in natural order (`checkpoint-500` before
+`checkpoint-1000`, which a plain sort puts first), and a Trainer's folder names its latest checkpoint
+too, since the shown three may be the earliest of many and the latest is the one usually meant.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from encoderlab.model.sources import is_model_folder
@@ -26,6 +29,22 @@ WEIGHTS = (
 is the load's, in the folder named)."""
 SHOWN = 3
 """Subfolders named in the line; the rest are counted."""
+TRAINER_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+"""Hugging Face Trainer's `checkpoint-{global_step}` subfolder of its `output_dir`."""
+
+
+def _natural(folder: Path) -> tuple[str | int, ...]:
+    """Sort key of a folder's name with its runs of digits as numbers: `checkpoint-500` < `checkpoint-1000`.
+    re.split with a group alternates text and digits from a text part, so equal positions compare alike."""
+    parts = re.split(r"(\d+)", folder.name)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+def _latest(found: list[Path]) -> str:
+    """' (the latest: …)' where every subfolder is a Trainer checkpoint; '' otherwise."""
+    if not all(TRAINER_CHECKPOINT.match(p.name) for p in found):
+        return ""
+    return f" (the latest: {max(found, key=_natural)})"
 
 
 def _holds_model(folder: Path) -> bool:
@@ -43,7 +62,8 @@ def near_model(path: Path) -> str | None:
         return None
     try:
         found = sorted(
-            p for p in path.iterdir() if not p.name.startswith(".") and p.is_dir() and _holds_model(p)
+            (p for p in path.iterdir() if not p.name.startswith(".") and p.is_dir() and _holds_model(p)),
+            key=_natural,
         )
     except OSError:  # not a folder, or one that cannot be listed: the general line
         return None
@@ -56,4 +76,4 @@ def near_model(path: Path) -> str | None:
         return (
             f"{path} holds no model itself (no config.json) but its subfolder {names} does; pass that folder"
         )
-    return f"{path} holds no model itself (no config.json) but its subfolders {names} do; pass one of them"
+    return f"{path} holds no model itself (no config.json) but its subfolders {names} do; pass one of them{_latest(found)}"
