@@ -72,15 +72,18 @@ def found_in_cwd_instead(value: str, folder: Path, what: str, options: str = "")
     """For a relative path `value` that a file in `folder` names (a study file, a task file) and that is
     missing beside it: when the working directory holds it, the words saying so and how to write it
     (`folder` is where such paths are read, never the working directory); else None. `options`: a corpus
-    entry's `#text_field=...` after the path, kept in the path to write (it was dropped, so the entry
-    written as told read the wrong field)."""
+    entry's `#text_field=...` after the path, kept in both paths to write (it was dropped, so the entry
+    written as told read the wrong field; "or an absolute path" left it off the absolute one too, so
+    with options that path is written out in full)."""
     here = Path(value)
     if here.is_absolute() or not here.exists() or here.resolve() == (folder / value).resolve():
         return None
-    fix = os.path.relpath(here.resolve(), folder.resolve()) + (f"#{options}" if options else "")
+    tail = f"#{options}" if options else ""
+    fix = os.path.relpath(here.resolve(), folder.resolve()) + tail
+    absolute = f"{here.resolve()}{tail}" if options else "an absolute path"
     return (
         f"{value} is not beside the {what} (in {folder}) but in the working directory, "
-        f"which a {what}'s paths are not read from; write {fix} or an absolute path"
+        f"which a {what}'s paths are not read from; write {fix} or {absolute}"
     )
 
 

@@ -73,16 +73,18 @@ def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_dir
     with pytest.raises(UserError) as err:
         load_study_file(study)
     lines = str(err.value).splitlines()[1:]
-    assert (
-        lines
-        == [
-            f"  data[0].corpus: extra.jsonl is not beside the study file (in {project}) but in the working "
-            f"directory, which a study file's paths are not read from; write ../elsewhere/extra.jsonl#text_field=content "
-            "or an absolute path",  # the entry's options kept: written as told (without them), it read the field `text`
-            f"  data[0].tokenizer: tok is not beside the study file (in {project}) but in the working "
-            "directory, which a study file's paths are not read from; write ../elsewhere/tok or an absolute path",
-        ]
-    ), lines
+    assert lines == [
+        f"  data[0].corpus: extra.jsonl is not beside the study file (in {project}) but in the working "
+        f"directory, which a study file's paths are not read from; write ../elsewhere/extra.jsonl#text_field=content "
+        f"or {elsewhere.resolve() / 'extra.jsonl'}#text_field=content",  # the entry's options kept in both
+        # paths: written as told (without them), it read the field `text`; "or an absolute path" lost them
+        f"  data[0].tokenizer: tok is not beside the study file (in {project}) but in the working "
+        "directory, which a study file's paths are not read from; write ../elsewhere/tok or an absolute path",
+    ], lines
+    told = f"{elsewhere.resolve() / 'extra.jsonl'}#text_field=content"  # the absolute path, written as told
+    assert load_study_file(corpus_entries_study(project, [told])).data[0].corpus == (told,)
+    study = corpus_entries_study(project, ["extra.jsonl#text_field=content"])
+    study.write_text(study.read_text().replace("vocab_size: 300,", "vocab_size: 300, tokenizer: tok,"))
     # missing everywhere: the entry names where it was looked for, and the check refuses it there
     (elsewhere / "extra.jsonl").unlink()
     (elsewhere / "tok").rmdir()
