@@ -298,6 +298,26 @@ def test_eval_node_max_steps_caps_fine_tuning_under_its_own_signature(home, tmp_
     assert again == capped and len((out / "results.jsonl").read_text().splitlines()) == 2
 
 
+def test_eval_node_in_a_folder_of_another_models_result_runs_its_own(home, tmp_path, quick):
+    """A study's pretrain node run again keeps its key, so its eval nodes rerun in their old folders with
+    other weights (study/runner.py `_to_run`). Unlike the CLI's `--out` (`require_own_results`, which
+    guards one model's summaries), the node writes no summary: it runs, and its record and predictions sit
+    beside the old model's, each keyed by its fingerprint, the old ones untouched."""
+    from encoderlab.eval import eval_node
+
+    write_asset(home, "boolq", boolq_records(120))
+    quick("boolq")
+    out = tmp_path / "node"
+    old = eval_node(str(model_folder(tmp_path / "a")), "boolq", 2e-3, 0, out)
+    kept = (out / old.predictions).read_bytes()
+    new = eval_node(str(model_folder(tmp_path / "b", seed=1)), "boolq", 2e-3, 0, out)
+    assert new.model != old.model and new.predictions != old.predictions
+    store = protocol.ResultsStore(out / protocol.RESULTS)
+    assert store.get(new.model, "boolq", new.task_signature, 2e-3, 0) == new
+    assert store.get(old.model, "boolq", old.task_signature, 2e-3, 0) == old
+    assert (out / old.predictions).read_bytes() == kept and (out / new.predictions).is_file()
+
+
 def test_tokenised_tasks_are_reused_only_for_the_same_examples(home, tmp_path, quick):
     from encoderlab.eval import load_eval_model
     from encoderlab.eval.tasks import get_task

@@ -423,6 +423,10 @@ def eval_node(
     specs = [em.resolved(capped_task(name, max_steps)) for name in (task, *also)]
     if len(training_groups(specs)) != 1:
         raise ValueError(f"tasks {', '.join(also)} do not share {task}'s fine-tuning run")
+    # No `require_own_results` here, though `out` can hold another model's record: a pretrain node run
+    # again keeps its key, so its eval nodes rerun in their old folders (runner._to_run) with other
+    # weights. That refusal guards summaries, which a node writes none of; records and predictions are
+    # keyed by fingerprint, so the old model's are never read as this one's, and refusing would stop the study.
     store = ResultsStore(Path(out) / RESULTS)
     todo = [s for s in specs if store.get(em.fingerprint, s.name, s.signature(), lr, seed) is None]
     if todo:
