@@ -56,12 +56,12 @@ def test_a_trainer_output_folder_names_its_checkpoints(bert, tmp_path, capsys):
     for step in (500, 1000):
         shutil.copytree(bert, out / f"checkpoint-{step}")
     (out / "runs").mkdir()  # TensorBoard's logs beside them: no model
-    code, err = cli(["eval", out, "--tasks", "tweets", "--out", tmp_path / "e"], capsys)
+    code, err = cli(["export", out, "--out", tmp_path / "x"], capsys)
     assert_one_line(
         code, err, rf"{out} holds no model itself \(no config.json\) but its subfolders {out / 'checkpoint-500'}, "
         rf"{out / 'checkpoint-1000'} do; pass one of them \(the latest: {out / 'checkpoint-1000'}\)$",
     )  # fmt: skip
-    assert not (tmp_path / "e").exists()
+    assert not (tmp_path / "x").exists()
 
 
 def test_many_checkpoints_are_listed_by_step_and_the_latest_is_named(tmp_path):
