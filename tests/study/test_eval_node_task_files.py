@@ -25,15 +25,6 @@ from encoderlab.study.needs import file_tasks
 from encoderlab.study.runner import NodeContext
 
 
-@pytest.fixture(autouse=True)
-def _registry():
-    """The task files' tasks are registered while a test runs (`needs.file_tasks`), then forgotten."""
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
-
-
 def _spec(tmp_path):
     """Two task files in folders of their own, tasks `polarity` (in a/) and `polarity-b` (in b/)."""
     files = []

@@ -21,7 +21,6 @@ from tests.reliability.test_hostile_inputs import snapshot
 from tests.study.study_fixtures import polarity_task_file
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks import TASKS
 from encoderlab.eval.tasks.testtexts import task_test_name
 from encoderlab.study.absent import recorded_backend
 from encoderlab.study.graph import build_graph
@@ -40,15 +39,6 @@ PARTLY = (
     r"so none is taken from it: put it back where it was \(finished nodes are kept\); naming it elsewhere in "
     r"eval.task_files runs the evaluation nodes of every task file again \(their keys hold the files' paths\)$"
 )
-
-
-@pytest.fixture(autouse=True)
-def _registry():
-    """The task file's task is registered while a test runs (`needs.file_tasks`), then forgotten."""
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
 
 
 def _backend():
