@@ -62,6 +62,12 @@ def percent_text(share: float) -> str:
     return format((Decimal(repr(float(share))) * 100).normalize(), "f")
 
 
+def share_hint(value: float, of: str, example: float) -> str:
+    """The clause a share refusal ends with when `value` reads as a percentage written for a share (above
+    1): "; it is a share of the {of}, e.g. 0.3 for 30%" (`example` 0.3); else nothing."""
+    return f"; it is a share of the {of}, e.g. {example} for {percent_text(example)}%" if value > 1 else ""
+
+
 MAX_DECIMALS = 4
 """The most decimals a score is printed with, however narrow its interval: seeds that all but agree give a
 width of float noise (1e-13), whose digits are no measurement."""

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from encoderlab.errors import UserError
 from encoderlab.model.config import AttentionMode
 from encoderlab.objectives.base import IGNORE, ObjectiveInputs, whole_rows
-from encoderlab.words import percent_text
+from encoderlab.words import percent_text, share_hint
 
 if TYPE_CHECKING:
     import torch
@@ -63,8 +63,7 @@ class MLM:
 
     def __post_init__(self) -> None:
         if not 0.0 < self.mask_ratio < 1.0:
-            # above 1: a percentage written for a share (`ratio: 30`), said with no fix
-            share = "; it is a share of the tokens, e.g. 0.3 for 30%" if self.mask_ratio > 1 else ""
+            share = share_hint(self.mask_ratio, "tokens", 0.3)  # `ratio: 30` was said with no fix
             raise UserError(
                 f"mlm mask_ratio must be between 0 and 1 (exclusive), got {self.mask_ratio}{share}"
             )

@@ -61,7 +61,7 @@ from encoderlab.objectives import CLM, MLM, Objective
 from encoderlab.train.config import CheckpointConfig, DataConfig, ModelSpec, OptimConfig, Phase, RunConfig
 from encoderlab.train.recipe_refusals import ParamRefusal, involved_params
 from encoderlab.train.schedule import Schedule
-from encoderlab.words import count
+from encoderlab.words import count, share_hint
 
 PAPER1_OPTIM = OptimConfig(lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1, clip=1.0)
 PAPER2_OPTIM = OptimConfig(
@@ -118,7 +118,7 @@ def pfs_clm_mlm(
 ) -> RunConfig:
     """Paper 1 biphasic from scratch: CLM for clm_fraction of the steps, then MLM; one WSD schedule."""
     if not 0.0 <= clm_fraction <= 1.0:
-        share = "; it is a share of the steps, e.g. 0.25 for 25%" if clm_fraction > 1 else ""  # a percentage
+        share = share_hint(clm_fraction, "steps", 0.25)  # a percentage written for a share
         raise ParamRefusal(f"clm_fraction must be in [0, 1], got {clm_fraction}{share}")
     if steps < warmup + decay:  # one WSD schedule spans the run: it must hold its warmup and decay
         raise ParamRefusal(
