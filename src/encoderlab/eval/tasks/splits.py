@@ -114,6 +114,11 @@ def read_across(data: TaskData, sources: dict[str, str]) -> TaskData:
     return data
 
 
+def _examples_of(n: int, family: str) -> str:
+    """`n` of a split's units as its notes count them: retrieval's queries, else examples (`split_size`)."""
+    return count(n, "query", "queries") if family == "ir" else count(n, "example")
+
+
 def from_other_split_notes(counts: dict, family: str) -> list[str]:
     """The notes of a validation read from the data's test split, or a test read from its validation split
     (`read_across`), as `cut_validation_note`'s are said: beside the score, in summary.md, by `eval --check`.
@@ -123,7 +128,7 @@ def from_other_split_notes(counts: dict, family: str) -> list[str]:
     for split, key in FROM_OTHER_SPLIT.items():
         if (n := counts.get(key)) is None:
             continue
-        what = count(n, "query", "queries") if family == "ir" else count(n, "example")
+        what = _examples_of(n, family)
         notes.append(
             f"validation is {what} of the data's test split (the best LR is picked on test-split data)"
             if split == "validation"
@@ -147,7 +152,7 @@ def cut_validation_note(counts: dict, family: str, lrs: Sequence[float]) -> str 
     n = counts.get(CUT_VALIDATION)
     if n is None or n >= MIN_CUT_VALIDATION or len(lrs) < 2:
         return None
-    what = count(n, "query", "queries") if family == "ir" else count(n, "example")
+    what = _examples_of(n, family)
     return (
         f"validation is {what} cut from train, too few to pick among {len(lrs)} LRs (one moves its score by "
         f"{100 / n:.0f} points; {MIN_CUT_VALIDATION} or more are not noted); give a validation split "
