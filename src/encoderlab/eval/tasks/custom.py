@@ -297,10 +297,8 @@ def _labelled(
         named = reads_ids(labels, values, label_col, where, lambda k: places[order[k][0]].of(*order[k]))
     convert = converter(spec.family, labels, named, kind)
     parts: dict[str, list] = {s: [None] * len(raw[s]) for s in SPLITS}
-    for (
-        s,
-        i,
-    ) in order:  # a row's problem names its split and line (a tag only in test: "not in the label set")
+    # a row's problem names its split and line (a tag only in test: "not in the label set")
+    for s, i in order:
         parts[s][i] = convert(raw[s][i], f"{where}: {places[s].of(s, i)}")
     check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
     # the metric as `task_from_file` resolves it (the family's default where the file names none)
