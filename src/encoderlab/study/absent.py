@@ -60,6 +60,7 @@ from typing import NamedTuple
 
 from encoderlab.errors import UserError
 from encoderlab.study.graph import Backend, Graph, Node, Pretraining, build_graph
+from encoderlab.study.needs import split_task_tests
 from encoderlab.study.nodeconfig import EvalNode
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count, noun
@@ -117,10 +118,8 @@ def _recorded_sets(texts: str, against: tuple[str, ...]) -> tuple[tuple[str, ...
     """`needs.keyed_sets` of a study whose task files are all gone: the named sets, and for the task files'
     test splits, the digest the record holds (`texts`), not read; `UNKNOWN`: the key of no finished node, a
     prepare node to run, which its evaluation nodes to run with it get refused (`refuse_absent_task_files`)."""
-    from encoderlab.eval.tasks.testtexts import TASK_TEST
-
-    named = tuple(a for a in against if not a.startswith(TASK_TEST))
-    return named, (texts if len(named) < len(against) else None)
+    named, task_tests = split_task_tests(against)
+    return named, (texts if task_tests else None)
 
 
 def _partly_absent(spec: StudySpec, study_dir: Path, absent: tuple[str, ...]) -> str:

@@ -119,13 +119,22 @@ def decontamination_sets(spec: StudySpec) -> tuple[str, ...]:
     return builtin + tuple(task_test_name(f) for f in spec.eval.task_files if evaluated)
 
 
+def split_task_tests(against: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A prepare node's `against` split in two: (the named sets, which the data layer reads, the study's own
+    task files' test splits, `task-test:PATH`, which only evaluation reads)."""
+    from encoderlab.eval.tasks.testtexts import TASK_TEST
+
+    named = tuple(a for a in against if not a.startswith(TASK_TEST))
+    return named, tuple(a for a in against if a.startswith(TASK_TEST))
+
+
 def read_text_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[TextSet, ...]]:
     """A prepare node's `against` as `data prepare` takes it: (the named sets, which the data layer reads,
     the task files' test splits, read here by evaluation since the data layer knows no tasks)."""
-    from encoderlab.eval.tasks.testtexts import TASK_TEST, task_test_set
+    from encoderlab.eval.tasks.testtexts import task_test_set
 
-    named = tuple(a for a in against if not a.startswith(TASK_TEST))
-    return named, tuple(task_test_set(a) for a in against if a.startswith(TASK_TEST))
+    named, task_tests = split_task_tests(against)
+    return named, tuple(task_test_set(a) for a in task_tests)
 
 
 def keyed_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from encoderlab.errors import UserError
 from encoderlab.study.evalcost import BASE_LAYERS, STEP_FLOOR_S, hours_text
 from encoderlab.study.fidelity import named_tasks, task_files_text
+from encoderlab.study.needs import split_task_tests
 from encoderlab.study.plan import StudyPlan, passes_text, short_number
 from encoderlab.study.spec import DataSpec, EvalSpec, StudySpec
 from encoderlab.words import count, lr_text, noun
@@ -256,8 +257,8 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
     from encoderlab.data.corpora import CORPORA
     from encoderlab.eval.tasks.testtexts import TASK_TEST
 
-    named = [a for a in against if not a.startswith(TASK_TEST)]
-    own = [a.removeprefix(TASK_TEST) for a in against if a.startswith(TASK_TEST)]
+    named, task_tests = split_task_tests(against)
+    own = [a.removeprefix(TASK_TEST) for a in task_tests]
 
     hub = len(d.corpus) == 1 and (d.corpus[0] in CORPORA or d.corpus[0].startswith("hf:"))
     source = f"'{d.corpus[0]}#hf_files=0:K'" if hub and d.max_docs else " --source ".join(d.corpus)
