@@ -143,10 +143,16 @@ def keyed_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
     file's name: a test split edited after the study prepared its data left that data as it was, cleaned
     against the old texts; and a moved task file (or a study moved with its task files) re-keyed it, and so
     trained every run again, on the same data. The content keys it, as a `--prepared` folder's does."""
+    named, text_sets = read_text_sets(against)
+    return named, sets_digest(text_sets) if text_sets else None
+
+
+def sets_digest(text_sets: tuple[TextSet, ...]) -> str:
+    """The one digest of these test splits' texts together that a prepare node's key holds (`keyed_sets`),
+    which the node checks again as it runs (`nodes._text_sets`)."""
     from encoderlab.data.decontaminate import texts_digest
 
-    named, text_sets = read_text_sets(against)
-    return named, texts_digest(t for s in text_sets for t in s.texts) if text_sets else None
+    return texts_digest(t for s in text_sets for t in s.texts)
 
 
 def set_versions(against: tuple[str, ...]) -> dict[str, str]:

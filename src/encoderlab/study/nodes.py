@@ -39,6 +39,7 @@ from encoderlab.study.needs import (
     read_text_sets,
     required_assets,
     set_versions,
+    sets_digest,
     suite_families,
     task_signature,
     training_groups,
@@ -159,11 +160,10 @@ def _text_sets(ctx: NodeContext, node: PrepareNode) -> tuple:
     checked to be the texts the graph keyed the node by, as a `--prepared` folder is (`_read_prepared`)."""
     if node.test_texts is None:
         return ()
-    from encoderlab.data.decontaminate import texts_digest
     from encoderlab.eval.tasks.testtexts import TASK_TEST
 
     text_sets = read_text_sets(dataset_decontamination(ctx.spec, node.dataset))[1]
-    if texts_digest(t for s in text_sets for t in s.texts) != node.test_texts:
+    if sets_digest(text_sets) != node.test_texts:
         keyed = ctx.node.aside.get("test_texts", {})  # each file's, when the graph read them (`Node.aside`)
         changed = [s for s in text_sets if keyed.get(s.name) != s.version] or text_sets
         files = [s.name.removeprefix(TASK_TEST) for s in changed]
