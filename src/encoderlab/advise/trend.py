@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from encoderlab.advise.fit import POWER
+from encoderlab.advise.fit import CHINCHILLA
 from encoderlab.advise.predict import COMPUTE_RTOL, Rungs, ScheduleFit, computes
 
 TREND_Z = 1.645
@@ -136,7 +136,7 @@ def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
         sd = float(np.sqrt(ss / df)) if df else 0.0
     else:
         df, sd = None, seed_noise
-    two_d = fit.form is not None and fit.form is not POWER
+    two_d = fit.form is CHINCHILLA  # as `predict` and `reach` tell the 2-D form
     rise = _largest_rise(rungs, means, counts, sd, df, two_d)
     return Trend(fit.schedule.name, slope, sd / np.sqrt(sxx), df, rise)
 
