@@ -22,14 +22,14 @@ from encoderlab.words import count, lr_text, noun
 
 def plan_text(plan: StudyPlan) -> str:
     """The plan as `encoderlab study plan` prints it."""
-    spec, ev = plan.spec, plan.spec.eval
-    tasks = ", ".join(named_tasks(spec) or _file_tasks(plan)) or "all its tasks"
+    spec, ev, file_tasks = plan.spec, plan.spec.eval, _file_tasks(plan)
+    tasks = ", ".join(named_tasks(spec) or file_tasks) or "all its tasks"
     suite = task_sources_text(ev, tasks)
     evaluated = fine_tunes(spec)
     lines = [
         f"study {spec.name} at scale {spec.scale}: {count(len(plan.runs), 'pretraining run')}",
         f"evaluation: {suite}; {noun(len(ev.lrs), 'LR')} {', '.join(map(lr_text, ev.lrs))}; "
-        f"{count(len(ev.seeds), 'fine-tuning seed')}{_checkpoint_text(spec)}{_protocol_text(spec, _file_tasks(plan))}"
+        f"{count(len(ev.seeds), 'fine-tuning seed')}{_checkpoint_text(spec)}{_protocol_text(spec, file_tasks)}"
         if evaluated
         else f"evaluation: {NOT_FINE_TUNED}",
     ]
