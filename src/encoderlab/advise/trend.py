@@ -207,9 +207,7 @@ def _slope_warning(t: Trend, better: str) -> str:
     return (
         f"{t.schedule} does not improve with compute beyond its seed noise: its rung means move by "
         f"{sign * t.slope:+.3g} per tenfold compute (standard error from seed noise {t.se:.3g}; {better} is "
-        "better). The fitted curve can only approach a floor from above, so it cannot represent a ladder that is "
-        f"flat or getting worse, and its prediction for {t.schedule} at the target is unreliable; check its runs, "
-        "or add rungs"
+        f"better). {_unreliable(t.schedule, 'is flat or getting worse')}"
     )
 
 
@@ -220,7 +218,14 @@ def _rise_warning(t: Trend, better: str) -> str:
     return (
         f"{t.schedule} {t.summary}: its rung mean at N={n1:.3g}, D={d1:.3g} moves by {sign * r.size:+.3g} from "
         f"that at the smaller N={n0:.3g}, D={d0:.3g} ({r.z:.3g} standard errors of seed noise, past the "
-        f"{r.critical:.3g} that flat rung means exceed in {RISE_LEVEL:.0%} of ladders; {better} is better). The fitted "
-        "curve can only approach a floor from above, so it cannot represent a ladder that turns worse, and its "
-        f"prediction for {t.schedule} at the target is unreliable; check its runs, or add rungs"
+        f"{r.critical:.3g} that flat rung means exceed in {RISE_LEVEL:.0%} of ladders; {better} is better). "
+        f"{_unreliable(t.schedule, 'turns worse')}"
+    )
+
+
+def _unreliable(schedule: str, ladder: str) -> str:
+    """Why a flagged schedule's prediction is not to be trusted: the form cannot follow a ladder that `ladder`."""
+    return (
+        "The fitted curve can only approach a floor from above, so it cannot represent a ladder that "
+        f"{ladder}, and its prediction for {schedule} at the target is unreliable; check its runs, or add rungs"
     )
