@@ -211,7 +211,7 @@ def _weighted_least_squares(basis: np.ndarray, y: np.ndarray, rw: np.ndarray) ->
 
 
 def _starts(
-    form: CurveForm, X: np.ndarray, logy: np.ndarray, w: np.ndarray, delta: float, k: int = 1
+    form: CurveForm, X: np.ndarray, logy: np.ndarray, w: np.ndarray, delta: float, k: int
 ) -> np.ndarray:
     """The `k` best points (M, k, params) of the exponent grid, the linear coefficients solved by relative least
     squares, best first."""
