@@ -184,6 +184,13 @@ def _resplit_fix(diff: list[str], old_layout: dict, new_layout: dict) -> str:
     return f"set layout.grad_accum={batch // world} to keep {kept} on {processes}{then}"
 
 
+def _latest_state(run_dir: Path) -> dict[str, Any]:
+    """The state.json of the run's latest complete checkpoint (what `_same_data` and `_same_init` compare
+    with); {} when it has none."""
+    steps = ckpt.complete_checkpoints(run_dir)
+    return ckpt.read_state(ckpt.checkpoint_dir(run_dir, steps[-1])) if steps else {}
+
+
 def _same_data(run_dir: Path, cfg: RunConfig) -> bool:
     """Whether `data.path` holds the prepared data the run's latest checkpoint trained on (the identity it
     records, `build.data_identity`): then a new path is no change of the run. A data folder moved to
@@ -191,10 +198,9 @@ def _same_data(run_dir: Path, cfg: RunConfig) -> bool:
     refused as a changed config until `--force`, which also lets any other change by."""
     from encoderlab.train.build import data_identity
 
-    steps = ckpt.complete_checkpoints(run_dir)
-    if not steps or cfg.data.path in ("", "synthetic"):
+    if cfg.data.path in ("", "synthetic"):
         return False
-    recorded = ckpt.read_state(ckpt.checkpoint_dir(run_dir, steps[-1])).get("data")
+    recorded = _latest_state(run_dir).get("data")
     try:
         return recorded is not None and data_identity(cfg.data) == recorded
     except (UserError, OSError):  # not prepared data: the run's own checks say what is wrong with it
@@ -209,8 +215,7 @@ def _same_init(run_dir: Path, cfg: RunConfig, init: InitIdentity | None) -> bool
     without `init_version` recorded the hash of every file of the folder (`build.INIT_VERSION`)."""
     from encoderlab.train.build import InitIdentity, UnreadableStart
 
-    steps = ckpt.complete_checkpoints(run_dir)
-    state = ckpt.read_state(ckpt.checkpoint_dir(run_dir, steps[-1])) if steps else {}
+    state = _latest_state(run_dir)
     recorded = state.get("init")
     try:
         return (
