@@ -200,12 +200,15 @@ def build_model(
     return model, tokenizer
 
 
-def resumed_model(checkpoint: Path, spec: TokenSpec, seq_len: int) -> tuple[LanguageModel, Any]:
+def resumed_model(
+    checkpoint: Path, spec: TokenSpec, seq_len: int, files: ModelFiles | None = None
+) -> tuple[LanguageModel, Any]:
     """The model (and tokenizer) a resumed run of an `init` model continues with: its checkpoint's own model
     folder, shape and added rows included, never `model.init`, whose weights the checkpoint replaces anyway.
     Rebuilt from `init`, a resume failed once that folder had moved or been deleted, and would have taken
-    the shape of another model put at its path; `spec`: the vocabulary the run trains with."""
-    pre = load_pretrained(str(checkpoint / "model"))
+    the shape of another model put at its path; `spec`: the vocabulary the run trains with; `files`: as
+    `build_model`'s, of `checkpoint`'s model folder."""
+    pre = load_pretrained(str(checkpoint / "model"), files=files)
     check_compatible(pre.model, spec, tokenizer="the data's tokenizer")
     _check_positions(str(checkpoint / "model"), pre.model.config.max_seq_len, seq_len)
     return pre.model, pre.tokenizer

@@ -189,7 +189,7 @@ class TrainStep:
             model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len, self.start_files)
             check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
             return model, tokenizer, False
-        model, saved = resumed_model(resume_from, self.spec, cfg.layout.seq_len)
+        model, saved = resumed_model(resume_from, self.spec, cfg.layout.seq_len, self.start_files)
         self.checkpoint_tokenizer = saved  # checked against the data's by the trainer (not read again)
         ours = self.data_tokenizer if cfg.data.path != "synthetic" else None
         if ours is not None and self.spec != self.source.spec:
@@ -197,20 +197,25 @@ class TrainStep:
         return model, ours or saved, True
 
     def _start_vocab(self, resume_from: Path | None) -> dict[str, int] | None:
-        """`vocab.start_vocab` of this run; a resume's in its checkpoint's tokenizer (`_checkpoint_tokenizer`)."""
+        """`vocab.start_vocab` of this run; a resume's in its checkpoint's tokenizer (`_start_tokenizer`)."""
         cfg = self.cfg
-        start = self._start_tokenizer if resume_from is None else lambda: _checkpoint_tokenizer(resume_from)
+        start = functools.partial(self._start_tokenizer, resume_from)
         vocab = start_vocab(cfg.data, cfg.model, self.source.spec, lambda: self.data_tokenizer, start)
         if resume_from is not None and vocab is not None:  # the token the run added: past the data's ids
             vocab = {token: i for token, i in vocab.items() if i < self.source.spec.vocab_size}
         return vocab
 
-    def _start_tokenizer(self) -> Any:
-        """The start model's tokenizer, read with its config (`model_files`) and kept in `start_files`: the load
-        takes it from there, where it read it again (a CPT start on synthetic data read it twice)."""
+    def _start_tokenizer(self, resume_from: Path | None) -> Any:
+        """The tokenizer of the model the run loads, read with its config (`model_files`) and kept in
+        `start_files`: the load takes it from there, where it read it again (a CPT start on synthetic data read
+        it twice). A start's is the start model's (`start_source`); a resumed `init` run's, its checkpoint's:
+        the start model's with the run's token added (dropped again by `_start_vocab`, which plans it as the
+        start did). `model.init` is never read on resume (`_start_model`): moved or deleted since, the resume
+        failed here, "model source ... does not exist"."""
         from encoderlab.model.hub import model_files
 
-        self.start_files = model_files(start_source(self.cfg.model.init))
+        folder = start_source(self.cfg.model.init) if resume_from is None else resume_from / "model"
+        self.start_files = model_files(folder)
         return self.start_files.tokenizer
 
     @functools.cached_property
@@ -347,13 +352,3 @@ class TrainStep:
         dt = time.perf_counter() - t0
         flops = train_flops(self.model.config, xs) * self.cfg.layout.world_size
         return StepResult(loss, grad_norm, lr, n_targets, flops, dt)
-
-
-def _checkpoint_tokenizer(checkpoint: Path) -> Any:
-    """The tokenizer a resumed `init` run plans its mask token in where it has no data tokenizer (synthetic data):
-    its checkpoint's, the start model's with the run's token added (dropped again by the caller, which plans it
-    as the start did). `model.init` is never read on resume (`TrainStep._start_model`): moved or deleted since,
-    the resume failed here, "model source ... does not exist"."""
-    from encoderlab.model.hub import model_files
-
-    return model_files(checkpoint / "model").tokenizer
