@@ -288,9 +288,8 @@ def _cache_path(against: list[str], ngram: int, text_sets: tuple[TextSet, ...]) 
     from encoderlab.paths import home_folder
 
     key = [CACHE_VERSION, ngram]
-    key += [
-        t.version for t in text_sets
-    ]  # their texts, not where they were read; none: the key is what it was
+    # the text sets' texts, not where they were read; none: the key is what it was
+    key += [t.version for t in text_sets]
     for name in against:
         key.append(name)  # the spec: one file read with another text_field is another set
         for path in describe(parse_source(name))["files"]:

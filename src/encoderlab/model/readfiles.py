@@ -26,9 +26,8 @@ def read_files(folder: Path) -> list[Path]:
     from encoderlab.model.sentence import read_sentence_files
     from encoderlab.model.sources import is_model_folder
 
-    if is_model_folder(
-        folder
-    ):  # encoderlab's own: config.json (the sentence files in it) + model.safetensors
+    # encoderlab's own: config.json (the sentence files in it) + model.safetensors
+    if is_model_folder(folder):
         found = [folder / "config.json", folder / "model.safetensors"]
     else:
         weights = hf_weight_files(folder)  # safetensors only: a training load takes no pickles

@@ -112,9 +112,8 @@ def init_identity(model: ModelSpec, version: int = INIT_VERSION) -> str | None:
     for f in files:
         try:
             lines.append(f"{f.relative_to(folder).as_posix()}:{sha256_of(f)}\n")
-        except (
-            OSError
-        ) as exc:  # permissions, a file gone since the load: was a traceback after the run folder
+        # permissions, a file gone since the load: was a traceback after the run folder
+        except OSError as exc:
             raise UnreadableStart(
                 f"cannot read {f} ({exc.strerror or exc}), a file of start model {model.init} that the run "
                 "loads; make it readable by this user, or copy the model again"
