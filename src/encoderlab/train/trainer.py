@@ -143,8 +143,10 @@ class Trainer:
         self.world: World = init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
         latest = self._resumed_from = find_checkpoint(self.run_dir) if resume else None
-        # the counters alone (state.json), for `stop_at` and `finished`; `build` loads the rest of the checkpoint
-        self.progress = ckpt.Progress(**ckpt.read_state(latest)["progress"]) if latest else ckpt.Progress()
+        # its state.json alone: the counters, for `stop_at` and `finished`, and the start model's record (`build`),
+        # which loads the rest of the checkpoint
+        self._latest_state = ckpt.read_state(latest) if latest else {}
+        self.progress = ckpt.Progress(**self._latest_state["progress"]) if latest else ckpt.Progress()
         if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
             raise UserError(
                 f"--resume: {self._resumed_from} is past the last step ({self.plan[-1].end}) of this config; "
@@ -162,7 +164,7 @@ class Trainer:
         self._data = data_identity(cfg.data) if source is None else None
         # what checkpoints record of the start model (rank 0 writes them): a resume keeps its run's record; a
         # start hashes it in `_claim`, once every refusal (`before_start`'s too) has passed
-        kept = ckpt.read_state(latest) if latest and self.world.is_main else {}
+        kept = self._latest_state if self.world.is_main else {}
         self._init = kept.get("init")
         self._init_version = kept.get("init_version", 1 if kept else INIT_VERSION)  # 1: written before it
         self._start_state(latest)
