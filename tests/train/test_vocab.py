@@ -358,3 +358,17 @@ def test_a_resume_on_synthetic_data_plans_its_mask_token_without_the_start_model
     ours, theirs = (load_file(Path(c.out) / "final" / "model.safetensors") for c in (cut, whole))
     assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
     assert load_pretrained(Path(cut.out) / "final").spec.mask_id == DECODER_VOCAB
+
+
+def test_a_synthetic_cpt_resume_reads_its_checkpoints_tokenizer_once(tmp_path, monkeypatch):
+    """A resumed run on synthetic data that added a mask token plans the token in its checkpoint's tokenizer,
+    which the model load then read again (`step._checkpoint_tokenizer`, a copy of `_start_tokenizer`); the
+    plan's read is handed to the load now. Counted, not timed."""
+    init = save_tiny_decoder(tmp_path / "decoder", tied=True)
+    cfg, source = _run(tmp_path, init, steps=2)
+    pretrain(cfg, source=source, until_step=1)
+    read = _tokenizer_reads(monkeypatch)
+    pretrain(cfg, source=source, resume=True)
+    checkpoint = Path(cfg.out, "checkpoints", "step_0000001", "model").resolve()
+    assert read.count(checkpoint) == 1 and init.resolve() not in read  # was twice
+    assert load_pretrained(Path(cfg.out) / "final").spec.mask_id == DECODER_VOCAB
