@@ -145,3 +145,28 @@ def test_a_damaged_hub_datasets_entry_in_results_jsonl_is_refused_naming_the_lin
         UserError, match=r"results.jsonl line 1 is not a result record \(hub_datasets\[0\].commit: "
     ):
         ResultsStore(tmp_path / "results.jsonl")
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["downloaded", "copied"])
+def test_a_built_in_task_read_from_a_mirror_downloaded_at_a_commit_records_that_commit(
+    tmp_path, cache, monkeypatch, recorded
+):
+    """The pin docs/reproduce.md gives for a built-in task, whose hub datasets are read unpinned: a mirror
+    written by `hf download --repo-type dataset --revision SHA REPO --local-dir DIR/REPO`, read with
+    `--hub-data DIR`. The task's own loader (`paper-record`'s, not a bare `load_hub`) then reads that commit
+    and its hub_repos name it; a mirror copied in without the download records names none."""
+    from tests.data.hub_cache_fixtures import download_record
+
+    from encoderlab.eval.tasks import TASKS, load_task
+
+    folder = hub.record(tmp_path / "mirror")
+    files = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+    assert "README.md" in files and any(f.endswith(".parquet") for f in files)
+    for name in files if recorded else ():
+        download_record(folder, name, SERVED_COMMIT)
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "mirror"))
+    task = TASKS["paper-record"]
+    load_task(task)
+    assert hubcommits.commits_read(task.hub_repos) == (
+        HubRead("hgissbkh/record", None, SERVED_COMMIT if recorded else None),
+    )
