@@ -270,6 +270,8 @@ NAMED = {
     "task-file-beir-test-only": "tests.eval.test_task_file_beir_layouts::test_test_only_beir_data_names_paper_1s_zero_shot_tasks_and_the_train_qrels",
     "task-file-beir-train-twice": "tests.eval.test_task_file_beir_layouts::test_data_train_beside_a_folder_with_its_own_train_qrels_is_one_line",
     "task-file-beir-train-no-qrels": "tests.eval.test_task_file_beir_layouts::test_a_data_train_folder_without_train_qrels_is_one_line",
+    "task-file-beir-train-not-pairs": "tests.eval.test_task_file_beir_pairs::test_a_beir_corpus_file_named_as_data_train_says_to_name_its_folder",
+    "task-file-beir-train-pairs-layout": "tests.eval.test_task_file_beir_pairs::test_msmarco_pairs_layout_without_columns_names_the_mapping",
     "eval-tasks-names-a-task-files-task": "tests.eval.test_custom_tasks::test_a_task_files_task_named_in_tasks_says_the_file_runs_whole",
     "task-file-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-hub-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_validation_fraction_beside_a_hub_validation_split_is_refused",

@@ -8,15 +8,14 @@ train's queries, seeded, as a pair task cuts its validation). The jsonl files ma
 task's data files may (`corpus.jsonl.gz`, as BEIR's own repositories publish them, or `.bz2`, `.xz`); one
 compressed otherwise (`.zst`, `.zip`, ...), or a folder holding BEIR's zip download, is named in the refusal
 with the command that unpacks it. Test-only data (qrels/test without qrels/train, every BEIR set but MS
-MARCO) trains on the pairs of another BEIR folder, `data.train` (an MS MARCO folder, as paper 1 trains the
-retriever it scores zero-shot on NQ and MLDR), read by the same reader for its corpus, queries and
-qrels/train only; without it, such data is refused naming that fix (`_test_only`). Its validation is the
-scored folder's qrels/dev, else the cut from train's queries as above, ranked against the training
-folder's corpus: the LR is picked on held-out training data, never on the set scored (paper-nq halves NQ's
-test qrels as EncodEval does; a task file can keep its test whole). A pairs file (msmarco-pairs' layout)
-is not read there: its fields would need `columns:`, which BEIR's fixed field names leave out of a BEIR
-task file, so one reader serves both folders; pairs are written in BEIR's layout instead.
-A validation cut from train is counted (`splits.cut_validation`), so a small one is noted.
+MARCO) trains on the pairs `data.train` names: another BEIR folder (an MS MARCO folder, as paper 1 trains
+the retriever it scores zero-shot on NQ and MLDR), read by the same reader for its queries, qrels/train and
+the documents those judge only (`_training_folder`), or a pairs file, read as a task file's IR train split
+(`irpairs.py`, its `columns:` beside data.beir for that file alone); without it, such data is refused naming
+that fix (`_test_only`). Its validation is the scored folder's qrels/dev, else the cut from the training
+queries as above, ranked against the training documents read: the LR is picked on held-out training data,
+never on the set scored (paper-nq halves NQ's test qrels as EncodEval does; a task file can keep its test
+whole). A validation cut from train is counted (`splits.cut_validation`), so a small one is noted.
 
 Design. A hub id is only resolved to a folder (its mirror under $ENCODERLAB_HUB_DATA, else the local
 hub cache's snapshot, downloaded when the hub is reachable), and every folder is read by the one reader
@@ -39,7 +38,9 @@ retrieves the document whose id is its own, always, as BEIR's defaults do (`Eval
 `ignore_identical_ids=True` pops it from the results; `DenseRetrievalExactSearch.search` skips it): it
 matters where queries and documents share ids (ArguAna, Quora), and a task-file switch would only let a
 score differ from BEIR's. The judgment of such a document is kept, as BEIR keeps the qrels whole, so it
-counts as relevant and never found. Trade-off: the corpus is held in memory.
+counts as relevant and never found. Trade-off: the scored corpus is held in memory whole (it is ranked
+whole); a training folder's corpus is streamed, keeping the documents its train qrels judge, so a cut
+validation is ranked against those (every training query's judged documents), not the whole folder.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ import csv
 import json
 import os
 import random
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +58,7 @@ from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, refe
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
 from encoderlab.eval.tasks.custom_data import VALIDATION_FRACTION
+from encoderlab.eval.tasks.irpairs import read_pairs
 from encoderlab.eval.tasks.localfiles import COMPRESSIONS, text_lines
 from encoderlab.eval.tasks.splits import cut_size, cut_validation
 from encoderlab.words import count
@@ -70,7 +73,8 @@ FILES = ("corpus.jsonl*", "queries.jsonl*", "qrels/*.tsv", "qrels/*.jsonl")
 def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskData:
     """The task's examples from its `data.beir` (and, for a test-only folder, the training pairs of the
     BEIR folder `data.train` names); settings it would not read are refused first."""
-    _check_fields(data, family, columns, where)
+    pairs = bool(data.train) and (base / os.path.expanduser(data.train)).is_file()
+    _check_fields(data, family, columns, pairs, where)
     folder = beir_folder(data.beir, data.revision, base, where)
     if beir_hub_id(data.beir, base) and not (folder / "qrels").is_dir():
         raise UserError(
@@ -87,15 +91,16 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
     if data.validation_fraction is not None and any(p.is_file() for p in _qrels_files(folder, "dev")):
         raise UserError(f"{where}: qrels/dev and data.validation_fraction both give validation; keep one")
     scored = _read(folder, ("dev", "test") if data.train else ("train", "dev", "test"), "data.beir", where)
-    trains = scored
-    if data.train:  # read after the scored folder, whose mistakes are the more likely (a test-only set)
-        trains = _read(
-            beir_folder(data.train, None, base, where, "data.train"), ("train",), "data.train", where
-        )
+    trains, source = scored, "qrels/train.tsv"
+    if pairs:  # read after the scored folder, whose mistakes are the more likely (a test-only set)
+        read = read_pairs(data.train, columns, base, where)
+        trains, source = BeirFolder(read.corpus, read.queries, {"train": read.judged}), data.train
+    elif data.train:
+        trains = _training_folder(beir_folder(data.train, None, base, where, "data.train"), where)
     train, cut = trains.qrels["train"], "dev" not in scored.qrels
-    if cut:  # from the training pairs' folder, ranked against its corpus, as a cut of this folder's is
+    if cut:  # from the training pairs' queries, ranked against their documents, as a cut of this folder's is
         fraction = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
-        train, dev = _cut(train, fraction, data.seed, where)
+        train, dev = _cut(train, fraction, data.seed, source, where)
         val = _split(dev, trains.queries, trains.corpus)
     else:
         val = _split(scored.qrels["dev"], scored.queries, scored.corpus)
@@ -109,19 +114,22 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
     return cut_validation(data) if cut else data
 
 
-def _check_fields(data, family: str, columns: dict, where: str) -> None:
-    """Refuse the family and the `data` fields that data.beir does not read (`data.train` it does)."""
+def _check_fields(data, family: str, columns: dict, pairs: bool, where: str) -> None:
+    """Refuse the family and the `data` fields that data.beir does not read (`data.train` it does, and
+    `columns:` where `pairs`: data.train is a pairs file, whose columns it names)."""
     if family != "ir":
         raise UserError(f"{where}: data.beir is retrieval data; write `family: ir`, or name data.train/test")
     given = [f"data.{k}" for k in ("validation", "test", "hub", "config", "test_fraction")]
     given = [k for k in given if getattr(data, k.removeprefix("data."))] + (
         ["data.splits"] if data.splits else []
     )
-    given += ["columns"] if columns else []
+    given += ["columns"] if columns and not pairs else []
     if given:
         raise UserError(
-            f"{where}: {', '.join(given)}: not read with data.beir (its files name the splits and fields); "
-            "drop " + ("it" if len(given) == 1 else "them")
+            f"{where}: {', '.join(given)}: not read with data.beir (its files name the splits and fields"
+            + ("; `columns:` names a pairs file's, in data.train" if "columns" in given else "")
+            + "); drop "
+            + ("it" if len(given) == 1 else "them")
         )
 
 
@@ -135,8 +143,8 @@ class BeirFolder:
 
 
 def _read(folder: Path, names: tuple[str, ...], key: str, where: str) -> BeirFolder:
-    """`folder`'s corpus, queries and the qrels of `names` (train, dev, test; dev optional); `key` is the
-    field naming it (`data.beir`, or `data.train`: the training pairs' folder, read for train only)."""
+    """`folder`'s whole corpus, its queries and the qrels of `names` (train, dev, test; dev optional); `key`
+    is the field naming it (`data.beir`)."""
     corpus = {k: _document(r) for k, r in _jsonl(folder, "corpus", key, where).items()}
     queries = {k: r["text"] for k, r in _jsonl(folder, "queries", key, where).items()}
     qrels = {}
@@ -144,20 +152,34 @@ def _read(folder: Path, names: tuple[str, ...], key: str, where: str) -> BeirFol
         path = next((p for p in _qrels_files(folder, name) if p.is_file()), None)
         if path is not None:
             qrels[name] = _qrels(path, corpus, queries, where)
-        elif (
-            key == "data.beir" and name == "train" and any(p.is_file() for p in _qrels_files(folder, "test"))
-        ):
+        elif name == "train" and any(p.is_file() for p in _qrels_files(folder, "test")):
             raise UserError(_test_only(folder, where))
-        elif key == "data.train":
-            raise UserError(
-                f"{where}: data.train {folder} has no qrels/train.tsv (or .jsonl); beside data.beir, data.train "
-                "names the BEIR folder whose train qrels give the training pairs: name one that has them"
-            )
         elif name != "dev":
             raise UserError(
                 f"{where}: {key} {folder} has no qrels/{name}.tsv (or .jsonl); BEIR's layout needs it"
             )
     return BeirFolder(corpus, queries, qrels)
+
+
+def _training_folder(folder: Path, where: str) -> BeirFolder:
+    """The BEIR folder `data.train` names, read for its training judgments: its queries, qrels/train and
+    only the documents those judgments name, the corpus streamed once (a full MS MARCO folder holds 8.8M
+    passages, of which its train qrels name about 0.5M). Every corpus row is checked as `_jsonl` checks
+    it; a judged document the corpus lacks is the same line as in a scored folder, after the stream."""
+    queries = {k: r["text"] for k, r in _jsonl(folder, "queries", "data.train", where).items()}
+    path = next((p for p in _qrels_files(folder, "train") if p.is_file()), None)
+    if path is None:
+        raise UserError(
+            f"{where}: data.train {folder} has no qrels/train.tsv (or .jsonl); beside data.beir, data.train "
+            "names the BEIR folder whose train qrels give the training pairs: name one that has them"
+        )
+    named: dict[str, int] = {}  # document id -> the first line judging it, for the refusal of one missing
+    qrels = _qrels(path, None, queries, where, named)
+    corpus = {k: _document(r) for k, r in _jsonl(folder, "corpus", "data.train", where, named).items()}
+    for d, n in named.items():  # in qrels order: the first missing judgment is named
+        if d not in corpus:
+            raise UserError(_unknown(f"{where}: line {n} of {path}", "document", d, "corpus"))
+    return BeirFolder(corpus, queries, {"train": qrels})
 
 
 def _test_only(folder: Path, where: str) -> str:
@@ -175,9 +197,10 @@ def _test_only(folder: Path, where: str) -> str:
 
 
 def beir_hub_id(name: str, base: Path) -> str | None:
-    """`data.beir` as a hub id (OWNER/NAME), or None where it names a folder (relative to `base`, the
-    task file's) or is no id: a folder of that name wins, as a model's path does over its hub id."""
-    if (base / os.path.expanduser(name)).is_dir() or "/" not in name or not well_formed_hub_id(name):
+    """`data.beir` (or `data.train`) as a hub id (OWNER/NAME), or None where it names a folder or a file
+    (relative to `base`, the task file's; data.train's pairs file) or is no id: a path that exists wins,
+    as a model's path does over its hub id."""
+    if (base / os.path.expanduser(name)).exists() or "/" not in name or not well_formed_hub_id(name):
         return None
     return name
 
@@ -188,8 +211,9 @@ def beir_folder(name: str, revision: str | None, base: Path, where: str, key: st
     local = base / os.path.expanduser(name)
     if beir_hub_id(name, base) is None:
         if not local.is_dir():
+            also = ", a pairs file" if key == "data.train" else ""
             raise UserError(
-                f"{where}: {key} {name!r} is neither a folder (looked for {local}) nor a hub dataset id "
+                f"{where}: {key} {name!r} is neither a folder{also} (looked for {local}) nor a hub dataset id "
                 "(OWNER/NAME); fix the path or the id"
             )
         if revision:
@@ -260,9 +284,13 @@ def _data_file(folder: Path, stem: str, key: str, where: str) -> Path:
     raise UserError(f"{where}: {key} {folder} has no {stem}.jsonl; BEIR's layout needs it")
 
 
-def _jsonl(folder: Path, stem: str, key: str, where: str) -> dict[str, dict]:
-    """{_id: row} of corpus or queries; a row without `_id` or text, or an `_id` given twice, is one line
-    (a file that is not UTF-8 or is damaged: the task files' line, `text_lines`)."""
+def _jsonl(
+    folder: Path, stem: str, key: str, where: str, keep: Collection[str] | None = None
+) -> dict[str, dict]:
+    """{_id: row} of corpus or queries, streamed: with `keep`, only the rows of those ids are kept (the
+    others are checked and dropped); a row without `_id` or text, or a kept `_id` given twice, is one line
+    (a file that is not UTF-8 or is damaged: the task files' line, `text_lines`). A row dropped is not
+    checked against the others: its copy would change nothing read, and its id is not held."""
     path = _data_file(folder, stem, key, where)
     rows, lines = {}, {}
     with text_lines(path, where) as handle:
@@ -281,6 +309,8 @@ def _jsonl(folder: Path, stem: str, key: str, where: str) -> dict[str, dict]:
             ):
                 raise UserError(f'{at}: "text" must be a non-empty string; fill it in or remove the row')
             key = str(row["_id"])
+            if keep is not None and key not in keep:
+                continue
             if key in rows:
                 raise UserError(
                     f"{at}: _id {key!r} is also line {lines[key]}'s; BEIR keeps only the later row, so give "
@@ -336,8 +366,12 @@ def _qrels_object(line: str, at: str) -> list[str]:
     return [str(c) for c in cells]
 
 
-def _qrels(path: Path, corpus: dict, queries: dict, where: str) -> dict[str, dict[str, int]]:
-    """{query id: {document id: grade}} of one qrels file, every line checked."""
+def _qrels(
+    path: Path, corpus: dict | None, queries: dict, where: str, named: dict[str, int] | None = None
+) -> dict[str, dict[str, int]]:
+    """{query id: {document id: grade}} of one qrels file, every line checked; with `named` instead of the
+    `corpus` (not read yet: `_training_folder`), each document id is recorded there with the first line
+    judging it, and checked against the corpus by the caller."""
     out: dict[str, dict[str, int]] = {}
     for n, cells in _qrels_rows(path, where):
         at = f"{where}: line {n} of {path}"
@@ -354,25 +388,32 @@ def _qrels(path: Path, corpus: dict, queries: dict, where: str) -> dict[str, dic
             grade = float("nan")
         if not grade.is_integer():
             raise UserError(f"{at}: score {score!r} is not a whole relevance grade (0, 1, 2, ...); fix it")
-        for what, key, known, file in (("query", q, queries, "queries"), ("document", d, corpus, "corpus")):
-            if key not in known:
-                raise UserError(
-                    f"{at}: {what} id {key!r} is not in {file}.jsonl; add it there, or remove the judgment"
-                )
+        if q not in queries:
+            raise UserError(_unknown(at, "query", q, "queries"))
+        if named is not None:
+            named.setdefault(d, n)
+        elif d not in corpus:
+            raise UserError(_unknown(at, "document", d, "corpus"))
         if out.get(q, {}).get(d, int(grade)) != int(grade):
             raise UserError(f"{at}: query {q!r} judges document {d!r} twice, with two grades; keep one line")
         out.setdefault(q, {})[d] = int(grade)
     return out
 
 
-def _cut(train: dict, fraction: float, seed: int, where: str) -> tuple[dict, dict]:
+def _unknown(at: str, what: str, key: str, file: str) -> str:
+    """The refusal of a judgment whose query or document id the queries or corpus file lacks."""
+    return f"{at}: {what} id {key!r} is not in {file}.jsonl; add it there, or remove the judgment"
+
+
+def _cut(train: dict, fraction: float, seed: int, source: str, where: str) -> tuple[dict, dict]:
     """(train, validation): a seeded share of train's queries with a relevant document as validation, as
-    many as a task file's rows would give (`splits.cut_size`)."""
+    many as a task file's rows would give (`splits.cut_size`); `source`: the file the judgments came from
+    (qrels/train.tsv, or data.train's pairs file)."""
     judged = sorted(q for q, ds in train.items() if max(ds.values()) >= 1)
     n = cut_size(fraction, len(judged))
     if n < 1 or n >= len(judged):
         raise UserError(
-            f"{where}: data.validation_fraction {fraction} of qrels/train.tsv's {count(len(judged), 'query', 'queries')} "
+            f"{where}: data.validation_fraction {fraction} of {source}'s {count(len(judged), 'query', 'queries')} "
             "leaves no validation or no training query; add qrels/dev.tsv, or change the fraction"
         )
     val = set(random.Random(seed).sample(judged, n))

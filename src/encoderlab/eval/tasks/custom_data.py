@@ -92,8 +92,7 @@ def load_splits(
                 "(data.train, data.validation, data.test), so drop "
                 + ("it" if len(hub_only) == 1 else "them")
             )
-        # `~` is the home folder, as in a run config's `data.path` (was read as a folder `~` beside the file)
-        files = {s: os.path.expanduser(getattr(data, s)) for s in SPLITS if getattr(data, s)}
+        files = {s: getattr(data, s) for s in SPLITS if getattr(data, s)}
         if data.test and data.test_fraction is not None:
             raise UserError(f"{where}: data.test and data.test_fraction both give the test split; keep one")
         for s in needed:
@@ -102,20 +101,30 @@ def load_splits(
                     f"{where}: data.{s} is missing; name a file (or data.hub"
                     + (", or data.test_fraction to cut it from train)" if s == "test" else ")")
                 )
-        for s, f in files.items():  # one the working directory holds was "FOLDER/f does not exist"
-            if not (base / f).exists() and (why := found_in_cwd_instead(f, base, "task file")):
-                raise UserError(f"{where}: data.{s}: {why}")
-        found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
-        places = {s: file_places(f, base / f, found[s].num_rows, where) for s, f in files.items()}
-        for s, f in files.items():
-            if plain_suffix(Path(f)) == ".tsv":
-                check_unquoted(found[s], s, places[s], where)
-    _require_columns(found, places, columns, where)
+        found, places = read_local(files, base, where)
+    require_split_columns(found, places, columns, where)
     validation = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
     for split, fraction in (("test", data.test_fraction), ("validation", validation)):
         if split not in found:  # test first, so validation comes from what is left to train on
             parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)
             (found["train"], places["train"]), (found[split], places[split]) = parts
+    return found, places
+
+
+def read_local(names: dict[str, str], base: Path, where: str) -> tuple[dict, dict[str, RowPlaces]]:
+    """{split: datasets.Dataset} and {split: its rows' places} of local data files ({split: the name the
+    task file gives}, relative to `base`, the task file's folder): the one reader of a task's files, a BEIR
+    task's pairs file (`irpairs.read_pairs`) too. A TSV's cells are checked (`check_unquoted`)."""
+    # `~` is the home folder, as in a run config's `data.path` (was read as a folder `~` beside the file)
+    files = {s: os.path.expanduser(f) for s, f in names.items()}
+    for s, f in files.items():  # one the working directory holds was "FOLDER/f does not exist"
+        if not (base / f).exists() and (why := found_in_cwd_instead(f, base, "task file")):
+            raise UserError(f"{where}: data.{s}: {why}")
+    found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
+    places = {s: file_places(f, base / f, found[s].num_rows, where) for s, f in files.items()}
+    for s, f in files.items():
+        if plain_suffix(Path(f)) == ".tsv":
+            check_unquoted(found[s], s, places[s], where)
     return found, places
 
 
@@ -155,7 +164,9 @@ def _near_fix(lacked: list[str], names: list[str]) -> str | None:
     return None
 
 
-def _require_columns(found: dict, places: dict[str, RowPlaces], columns: tuple[str, ...], where: str) -> None:
+def require_split_columns(
+    found: dict, places: dict[str, RowPlaces], columns: tuple[str, ...], where: str
+) -> None:
     """Refuse a split read without one of the `columns`, before train is cut: a .json file holding one
     object (SQuAD's `{version, data}`) is one example, and cutting validation from it was refused as
     "0.05 of the 1 train example leaves none to train on", which hid that the layout was not read."""
