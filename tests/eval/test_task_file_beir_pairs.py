@@ -152,6 +152,23 @@ def test_a_pairs_files_own_mistakes_are_the_task_files_lines(tmp_path):
         task_from_file(path)
 
 
+def test_a_pairs_file_in_a_subfolder_is_read_as_a_file_not_a_hub_id(tmp_path):
+    """`pairs/train.jsonl` is OWNER/NAME-shaped: it was taken for a hub dataset id (listed among the task's
+    hub datasets, looked up in the hub cache); a path that exists is the file. A folder without BEIR's
+    files says a pairs file may be named instead."""
+    from encoderlab.eval.tasks.custom import file_hub_repos
+
+    _test_only(tmp_path)
+    (tmp_path / "pairs").mkdir()
+    _write_jsonl(tmp_path / "pairs" / "train.jsonl", _pairs())
+    path = beir_task(tmp_path, data={"beir": "sci", "train": "pairs/train.jsonl"})
+    assert file_hub_repos([path]) == {"sci": ()}
+    assert len(task_from_file(path).loader().train) > 0
+    folder = beir_task(tmp_path, data={"beir": "sci", "train": "pairs"})
+    with pytest.raises(UserError, match=r"has no queries.jsonl; .* \(data.train may also name a pairs file"):
+        task_from_file(folder)
+
+
 def test_columns_beside_data_beir_without_a_pairs_file_is_one_line(tmp_path):
     write_beir(tmp_path / "sci")
     path = beir_task(tmp_path, columns={"document": "positive"})

@@ -281,7 +281,12 @@ def _data_file(folder: Path, stem: str, key: str, where: str) -> Path:
             f"which is not read; unpack it (`unzip {folder / archives[0]} -d {folder}`) and name the folder "
             f"holding {stem}.jsonl"
         )
-    raise UserError(f"{where}: {key} {folder} has no {stem}.jsonl; BEIR's layout needs it")
+    pairs = (
+        " (data.train may also name a pairs file of query and document columns)"
+        if key == "data.train"
+        else ""
+    )
+    raise UserError(f"{where}: {key} {folder} has no {stem}.jsonl; BEIR's layout needs it{pairs}")
 
 
 def _jsonl(
