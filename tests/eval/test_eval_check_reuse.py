@@ -131,8 +131,11 @@ def test_a_rerun_of_a_hub_id_whose_weights_are_cached_is_counted_from_the_cache_
     fetched, fake = [], huggingface_hub.snapshot_download
 
     def snapshot_download(repo_id, **kwargs):
-        if any(p.endswith("safetensors") for p in kwargs.get("allow_patterns") or ()):
-            fetched.append(kwargs)  # the weights asked of the hub: a download
+        # the weights asked of the hub: a download (a look in the cache, `local_files_only`, asks nothing)
+        if any(p.endswith("safetensors") for p in kwargs.get("allow_patterns") or ()) and not kwargs.get(
+            "local_files_only"
+        ):
+            fetched.append(kwargs)
         return fake(repo_id, **kwargs)
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)

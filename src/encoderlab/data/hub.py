@@ -201,6 +201,19 @@ def quiet_hub() -> Iterator[None]:
             logger.setLevel(level)
 
 
+def incomplete_snapshot_error() -> type[Exception] | tuple:
+    """huggingface_hub's `IncompleteSnapshotError` (>= 2.4; `()`, which catches nothing, before): what
+    `snapshot_download` offline (or `local_files_only`) raises for a snapshot folder lacking a file, of those
+    asked for, that the repo's cached file list (trees/COMMIT.json) names, its `snapshot_path` that folder
+    (huggingface_hub/_snapshot_download.py, `_raise_if_incomplete_snapshot`). A LocalEntryNotFoundError:
+    caught as that, it reads as "nothing cached"."""
+    try:
+        from huggingface_hub.errors import IncompleteSnapshotError
+    except ImportError:
+        return ()
+    return IncompleteSnapshotError
+
+
 def hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = "") -> UserError:
     """One line for a hub request that failed: a repo that is not there or gated, else `fix`; `here`
     (`no_folder`'s clause) for an id that was a local path too."""

@@ -22,6 +22,7 @@ name in the working folder is still read first, as every OWNER/NAME is (`data/lo
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.data.hub import (
@@ -29,6 +30,7 @@ from encoderlab.data.hub import (
     hf_download,
     hub_failure,
     hub_offline,
+    incomplete_snapshot_error,
     is_commit,
     is_revision,
     mirror_location,
@@ -125,17 +127,20 @@ def hub_read(name: str) -> dict[str, str | None]:
     return {"hub_id": name, "commit": resolved_commit(name)}
 
 
-def model_mirror(hub_id: str, what: str = "model", base: Path | None = None) -> Path | None:
+def model_mirror(
+    hub_id: str, what: str = "model", base: Path | None = None, patterns: tuple[str, ...] = MODEL_FILES
+) -> Path | None:
     """The mirror folder of the model repo `hub_id` under `ENCODERLAB_HUB_MODELS` (or, when the hub is
     offline, its snapshot in the local hub cache), or None when no mirror root is set and the id is to
     be fetched from the hub (`download_model_repo`); refused with one line when the hub is offline
     (`HF_HUB_OFFLINE`) and neither a mirror nor the cache has it, or the root lacks this repo (each line
-    naming the folder `hub_id` is not, in the working folder or `base`: `no_folder`)."""
+    naming the folder `hub_id` is not, in the working folder or `base`: `no_folder`). `patterns`: the
+    files the caller reads, which the snapshot must hold (`cached_snapshot`)."""
     location = model_location(hub_id, base)
     if location != hub_id:
         return Path(location)
     if hub_offline():
-        cached = cached_snapshot(hub_id)
+        cached = cached_snapshot(hub_id, patterns)
         if cached is not None:
             return cached
         raise _offline_refusal(hub_id, what, base)
@@ -194,17 +199,20 @@ def cached_revisions(repo: str, kind: str = "models") -> list[str]:
     return sorted(named) + [c for c in commits if c not in targets]
 
 
-def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, ...] = MODEL_FILES) -> Path:
+def download_model_repo(
+    hub_id: str, what: str = "model", patterns: tuple[str, ...] = MODEL_FILES, commit: str | None = None
+) -> Path:
     """The local folder of the model repo `hub_id` (`what`: "model" or "tokenizer"; at its pinned
     revision, if any), its `patterns` fetched by `snapshot_download` (the local hub cache when the hub
-    cannot be reached and the cache has it), or one line saying what failed and the fix."""
+    cannot be reached and the cache has it), or one line saying what failed and the fix. `commit`: the
+    commit of the revision a cached snapshot holds (`check_files`), read in its place."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import RevisionNotFoundError
 
     repo, revision = split_revision(hub_id)
     with quiet_hub():
         try:
-            return Path(snapshot_download(repo, revision=revision, allow_patterns=list(patterns)))
+            return Path(snapshot_download(repo, revision=commit or revision, allow_patterns=list(patterns)))
         except RevisionNotFoundError:
             raise no_revision(repo, revision, what, "model") from None
         except Exception as exc:  # the hub raises many types; each ends in one line for the user
@@ -223,19 +231,84 @@ def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None)
     reach_hub(repo, "model", what, DOWNLOAD_FIX, revision=revision, here=no_folder(hub_id, base))
 
 
-def cached_snapshot(hub_id: str) -> Path | None:
+def cached_snapshot(hub_id: str, patterns: tuple[str, ...] = MODEL_FILES) -> Path | None:
     """The local hub cache's snapshot of the model repo `hub_id` (at its pinned revision: a commit's
-    snapshot, or the one a cached branch or tag ref names), if it has one (no network): what an offline
-    load reads (`model_mirror`), and a study a start model's positions from (`model.sources.max_positions`)."""
+    snapshot, or the one a cached branch or tag ref names), if it has one holding the repo's files of
+    `patterns` (no network): what an offline load reads (`model_mirror`; `MODEL_FILES`), and a study a
+    start model's positions from (`model.sources.max_positions`; `TOKENIZER_GLOBS`). None where it holds
+    none, or lacks a file of `patterns` that the repo's cached file list names (`CachedSnapshot`)."""
+    found = _cached(hub_id, patterns)
+    return found.folder if found is not None and found.listed is not False else None
+
+
+@dataclass(frozen=True)
+class CachedSnapshot:
+    """A snapshot folder the local hub cache holds of a model repo, and what the repo's file list at its
+    commit (trees/COMMIT.json, cached by huggingface_hub >= 2.4's `snapshot_download`) says of it."""
+
+    folder: Path
+    """`snapshots/COMMIT`: its name is the commit."""
+    listed: bool | None
+    """True: it holds every file of the patterns asked that the list names; False: it lacks some; None:
+    no list is cached (huggingface_hub < 2.4, or files fetched one by one, as transformers fetches them)."""
+
+
+def _cached(hub_id: str, patterns: tuple[str, ...]) -> CachedSnapshot | None:
+    """`hub_id`'s snapshot in the local hub cache, judged on `patterns` only: `snapshot_download` asked
+    for the whole repo refuses a snapshot lacking any file the list names, and every download of
+    `MODEL_FILES` lacks at least `.gitattributes` (so a model downloaded with huggingface_hub >= 2.4 was
+    refused offline as not cached)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
     repo, revision = split_revision(hub_id)
     with quiet_hub():
         try:
-            return Path(snapshot_download(repo, revision=revision, local_files_only=True))
+            folder = Path(
+                snapshot_download(
+                    repo, revision=revision, allow_patterns=list(patterns), local_files_only=True
+                )
+            )
+        except incomplete_snapshot_error() as exc:  # a LocalEntryNotFoundError: a snapshot lacking files
+            return CachedSnapshot(Path(exc.snapshot_path), listed=False)
         except (LocalEntryNotFoundError, HFValidationError):  # an id the hub refuses is in no cache
             return None
+    return CachedSnapshot(folder, listed=_has_file_list(repo, folder.name))
+
+
+def _has_file_list(repo: str, commit: str) -> bool | None:
+    """True when huggingface_hub caches the model repo's file list at `commit` (no network); None when
+    it does not, or is too old to (< 2.4: no `get_cached_repo_tree`)."""
+    try:
+        from huggingface_hub import get_cached_repo_tree
+        from huggingface_hub.errors import CachedRepoTreeNotFoundError
+    except ImportError:
+        return None
+    try:
+        get_cached_repo_tree(repo, revision=commit)
+    except CachedRepoTreeNotFoundError:
+        return None
+    return True
+
+
+def check_files(hub_id: str, patterns: tuple[str, ...] = TOKENIZER_GLOBS) -> Path:
+    """The folder of the model repo `hub_id`'s `patterns` (its configs and tokenizer, no weights: what
+    `eval --check` reads, `model.hub.model_files`), with the hub asked only for what the local hub cache
+    lacks. A snapshot the repo's cached file list says holds them is read as it is, the hub not asked; one
+    lacking some is completed at its own commit (`snapshot_download` given a commit sha asks no
+    `repo_info`, and fetches only the files it lacks); one with no cached list, at its commit too, the hub
+    asked for that commit's file list once; nothing cached, downloaded as before (`download_model_repo`).
+    Before, every check online was a `snapshot_download` of the branch: the hub asked for its commit, and
+    its file list where not cached, however complete the cache was.
+
+    Trade-off: an unpinned id is read at the commit its cached branch ref names, which a push to the hub
+    since then has left behind; the run's load (`MODEL_FILES`) asks the hub and reads the branch as it is
+    now. A check of what the run reads exactly pins the commit (`OWNER/NAME@SHA`)."""
+    found = _cached(hub_id, patterns)
+    if found is not None and found.listed:
+        return found.folder
+    commit = found.folder.name if found is not None else None
+    return download_model_repo(hub_id, "model", patterns, commit=commit)
 
 
 def missing_blob(file: Path) -> UserError | None:

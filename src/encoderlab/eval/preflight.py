@@ -6,7 +6,7 @@ validates its tasks and `run_glue.py` reads its data before it trains. The check
 run's own steps in the run's order (`commands.planned_tasks`: the task files, the grid and the assets;
 then the model; then each task's data through its loader), so a problem is the same one line a run
 gives. The model is read without its weights (`model.hub.model_files`: its tokenizer and config; a hub
-id downloads only those), which is what fixes the inputs: the tokenizer's special tokens
+id's from its local hub cache snapshot, the hub asked only for what that lacks: `data.hubmodels.check_files`), which is what fixes the inputs: the tokenizer's special tokens
 (`families.check_inputs`, `features.check_room`; a QA task's room for context after each split's longest
 question, tokenising the questions alone), the max length of a task that takes the model's and
 that of one that names its own (no more than the model's positions: `taskruns.check_positions`), the

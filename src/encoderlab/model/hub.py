@@ -110,7 +110,8 @@ class ModelFiles:
 
 def model_files(source: str | Path) -> ModelFiles:
     """The tokenizer and config of the model `load_pretrained(source)` would load, refused with the same
-    lines, its weights left unread: a hub id downloads its configs and tokenizer only (`TOKENIZER_GLOBS`).
+    lines, its weights left unread: a hub id's configs and tokenizer only (`TOKENIZER_GLOBS`), read from the
+    local hub cache, the hub asked only for what it lacks (`data.hubmodels.check_files`).
     What `eval --check` reads of a model before GPU time is spent."""
     path = source_path(source, TOKENIZER_GLOBS)
     own = own_model_folder(path)

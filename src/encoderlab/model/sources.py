@@ -18,6 +18,7 @@ from encoderlab.data.hubmodels import (
     MODEL_FILES,
     TOKENIZER_GLOBS,
     cached_snapshot,
+    check_files,
     download_model_repo,
     is_hub_id,
     mirror_folder,
@@ -52,9 +53,15 @@ def source_path(source: str | Path, patterns: tuple[str, ...] = MODEL_FILES) -> 
     if name in assets.ASSETS:
         return assets.asset_dir(name)
     check_model_source(name)
-    mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
+    mirror = model_mirror(
+        name, patterns=patterns
+    )  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
     if mirror is not None:
         return mirror
+    if (
+        patterns != MODEL_FILES
+    ):  # no weights read (`eval --check`): the hub asked only for what the cache lacks
+        return check_files(name, patterns)
     folder = download_model_repo(name, "model", patterns)
     if patterns == MODEL_FILES:
         check_downloaded_weights(name, folder)
@@ -143,7 +150,9 @@ def config_folder(source: str | Path, fetch: bool = False) -> Path | None:
     folder = source_folder(source)
     if folder is not None or not is_hub_id(str(source)) or mirror_root("model") is not None:
         return folder
-    return cached_snapshot(str(source)) or (source_path(source, TOKENIZER_GLOBS) if fetch else None)
+    return cached_snapshot(str(source), TOKENIZER_GLOBS) or (
+        source_path(source, TOKENIZER_GLOBS) if fetch else None
+    )
 
 
 def config_positions(folder: Path) -> int | None:

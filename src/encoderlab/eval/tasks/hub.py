@@ -26,7 +26,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
+from encoderlab.data.hub import (
+    HF_URL,
+    HUB_DATA_ENV,
+    dataset_location,
+    import_datasets,
+    incomplete_snapshot_error,
+    quiet_hub,
+)
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.hubcommits import note_read
 from encoderlab.eval.tasks.hubcomplete import (
@@ -297,7 +304,7 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread 
                     allow_patterns=list(CARD_FILES),
                     local_files_only=True,
                 )
-            except _incomplete_snapshot() as exc:  # a LocalEntryNotFoundError: not "no snapshot"
+            except incomplete_snapshot_error() as exc:  # a LocalEntryNotFoundError: not "no snapshot"
                 folder, cards = exc.snapshot_path, _missing_cards(source, Path(exc.snapshot_path))
         files = {"data_files": kwargs.get("data_files")}  # no card: its configs' names are not known
         if cards and (kind := datasets.load_dataset_builder(folder, **files).name) in SNAPSHOT_KINDS:
@@ -324,18 +331,6 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread 
 
 CARD_HARM = "`datasets` cannot resolve its configs and splits"
 """What reading a snapshot without its card (`CARD_FILES`) would do: its `configs` name the data files."""
-
-
-def _incomplete_snapshot() -> type[Exception] | tuple:
-    """huggingface_hub's `IncompleteSnapshotError` (>= 2.4; `()`, which catches nothing, before): what
-    `snapshot_download` offline raises for a snapshot folder lacking a file, of those asked for, that the
-    repo's cached file list (trees/COMMIT.json) names, its `snapshot_path` that folder
-    (huggingface_hub/_snapshot_download.py, `_raise_if_incomplete_snapshot`)."""
-    try:
-        from huggingface_hub.errors import IncompleteSnapshotError
-    except ImportError:
-        return ()
-    return IncompleteSnapshotError
 
 
 def _missing_cards(source: HubSource, folder: Path) -> list[str]:
