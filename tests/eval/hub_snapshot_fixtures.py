@@ -212,3 +212,23 @@ def unchecked_line(snapshot: Path, repo: str) -> str:
         "unseen; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
         f"`hf download --repo-type dataset --revision {TREE_COMMIT} {repo}`"
     )
+
+
+def write_export(folder: Path, configs: dict) -> Path:
+    """A dataset's parquet export at `folder` (a mirror of the `refs/convert/parquet` branch, or its hub cache
+    snapshot) as the hub's converter lays it out, `<config>/<split>/0000.parquet` and no card
+    (huggingface/dataset-viewer#1463: `[config]/[split]/[shard index: 0000 to 9999].parquet`): `configs` maps
+    each config to (its label names, {split: rows}), each row's text naming its config and split."""
+    from datasets import ClassLabel, Dataset, Features, Value
+
+    for config, (labels, splits) in configs.items():
+        features = Features({"text": Value("string"), "label": ClassLabel(names=list(labels))})
+        for split, n in splits.items():
+            path = folder / config / split / "0000.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            rows = {
+                "text": [f"{config} {split} row {i}" for i in range(n)],
+                "label": [i % len(labels) for i in range(n)],
+            }
+            Dataset.from_dict(rows, features=features).to_parquet(path)
+    return folder

@@ -15,7 +15,7 @@ import pytest
 from datasets import ClassLabel, Dataset, Features, Value
 from tests.eval.fixtures import write_task_file
 from tests.eval.hub_snapshot_fixtures import SERVED_COMMIT as COMMIT
-from tests.eval.hub_snapshot_fixtures import cache, write_tree  # noqa: F401
+from tests.eval.hub_snapshot_fixtures import cache, write_export, write_tree  # noqa: F401
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks import load_task
@@ -36,17 +36,7 @@ CONFIGS = {
 def _export(folder):
     """REPO's export at `folder` (a mirror: `hf download --repo-type dataset REPO --revision EXPORT --local-dir
     folder`, or a hub cache snapshot of the branch), each row's text naming its config and split."""
-    for config, (labels, splits) in CONFIGS.items():
-        features = Features({"text": Value("string"), "label": ClassLabel(names=list(labels))})
-        for split, n in splits.items():
-            path = folder / config / split / "0000.parquet"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            rows = {
-                "text": [f"{config} {split} row {i}" for i in range(n)],
-                "label": [i % len(labels) for i in range(n)],
-            }
-            Dataset.from_dict(rows, features=features).to_parquet(path)
-    return folder
+    return write_export(folder, CONFIGS)
 
 
 def _spec(tmp_path, config, splits=None):

@@ -1,5 +1,6 @@
 """A config of a hub dataset's parquet export (`refs/convert/parquet`), as a task file names it
-(`data: {hub: OWNER/NAME, revision: refs/convert/parquet, config: CONFIG}`), turned into the export's files.
+(`data: {hub: OWNER/NAME, revision: refs/convert/parquet, config: CONFIG}`, or `revision:` a commit of that
+branch, told by its files: `export_commit`), turned into the export's files.
 
 The hub's parquet converter writes one folder per config on that branch, `<config>/<split>/0000.parquet`
 (`0001.parquet`, ... for a large split; its 2023 layout was `<config>/<name>-<split>.parquet`), and no
@@ -23,9 +24,9 @@ import re
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from encoderlab.data.hub import dataset_location, import_datasets, quiet_hub
+from encoderlab.data.hub import dataset_location, import_datasets, is_commit, quiet_hub
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, configs_named, export_files
+from encoderlab.eval.tasks.hub import CARD_FILES, PARQUET_EXPORT, HubSource, configs_named, export_files
 
 SHARD = re.compile(r"-\d{5}-of-\d{5}$")
 """The shard suffix of the 2023 layout's file names (`glue-train-00000-of-00002.parquet`)."""
@@ -37,14 +38,19 @@ PUSHED = re.compile(r"-\d{5}-of-\d{5}-[0-9a-f]+$")
 def export_source(source: HubSource) -> HubSource:
     """`source` with its parquet export's config as that config's files (`data_files`, config None, as
     the built-in tasks name an export); as it is where it names no export, names files already, or the
-    export cannot be listed. Refused, naming the export's configs, where it names none and the export has
+    export cannot be listed. An export is named by its branch (`refs/convert/parquet`) or by a commit of
+    it (`export_commit`). Refused, naming the export's configs, where it names none and the export has
     several, or one the export lacks."""
-    if source.revision != PARQUET_EXPORT or source.data_files:
+    if not source.revision or source.data_files:
         return source
+    pinned = source.revision != PARQUET_EXPORT
+    if pinned and not is_commit(source.revision):  # a branch or tag other than the export's
+        return source
+    names = _export_paths(source)
     # files in neither of the converter's layouts (a mirror of the main branch, `data/train-00000-of-00001
     # .parquet`, named at this revision) are `datasets`' to read by its patterns, as before the export was listed
-    paths = [p for p in _export_paths(source) if _split(p) is not None]
-    if not paths:
+    paths = [p for p in names if p.suffix == ".parquet" and _split(p) is not None]
+    if not paths or (pinned and not export_commit(names)):
         return source
     configs = sorted({p.parts[0] for p in paths if len(p.parts) > 1})
     config = source.config or (configs[0] if len(configs) == 1 else None)
@@ -52,6 +58,27 @@ def export_source(source: HubSource) -> HubSource:
         raise UserError(f"cannot load {source.describe()}: {configs_named(configs, source.config)}")
     splits = sorted({split for p in paths if p.parts[0] == config and (split := _split(p)) is not None})
     return replace(source, config=None, data_files=export_files(config, tuple(splits)))
+
+
+SHARD_NAME = re.compile(r"\d{4}")
+"""The converter's shard names, `0000.parquet` to `9999.parquet` (huggingface/dataset-viewer#1463)."""
+
+
+def export_commit(names: list[PurePosixPath]) -> bool:
+    """Whether a commit's files `names` are the converter's: a dataset card nowhere (`CARD_FILES`: the
+    branch has none, so `datasets` finds no configs), and every parquet file, one at least, in one of its
+    layouts (`<config>/<split>/NNNN.parquet`, or 2023's `<config>/<name>-<split>.parquet`). How a commit
+    pinned as `revision: <sha>` (what `refs/convert/parquet` resolved to: `hf download --revision`, the
+    hub's commit pages) is told from one of the main branch, which the commit alone does not say: read there
+    by `datasets`' patterns, as before, an export's configs were refused ("it has configs default") or mixed.
+    A main branch's commit whose card is gone and whose files are laid out as the converter's is taken for an
+    export too; its config and split folders are then read as the export's are."""
+    if any(n.as_posix() in CARD_FILES for n in names):
+        return False
+    parquet = [n for n in names if n.suffix == ".parquet"]
+    return bool(parquet) and all(
+        _split(n) is not None and (len(n.parts) != 3 or SHARD_NAME.fullmatch(n.stem)) for n in parquet
+    )
 
 
 def _split(path: PurePosixPath) -> str | None:
@@ -69,13 +96,15 @@ def _split(path: PurePosixPath) -> str | None:
 
 
 def _export_paths(source: HubSource) -> list[PurePosixPath]:
-    """The parquet files of the export, relative to the branch's root; [] where they cannot be listed."""
+    """The files at the export's revision, relative to its root; [] where they cannot be listed. Online,
+    one request (`list_repo_files`), also for a commit of another branch (`export_commit` says which)."""
     location = dataset_location(source.repo, source.revision)
-    if location != source.repo:  # a mirror of the branch
+    if location != source.repo:  # a mirror of the branch; `.cache/`: the records `hf download` writes
         folder = Path(location)
-        return [PurePosixPath(p.relative_to(folder).as_posix()) for p in folder.rglob("*.parquet")]
+        found = [PurePosixPath(p.relative_to(folder).as_posix()) for p in folder.rglob("*") if p.is_file()]
+        return [p for p in found if p.parts[0] != ".cache"]
     names = _cached_names(source) if import_datasets().config.HF_HUB_OFFLINE else _hub_names(source)
-    return [PurePosixPath(n) for n in names if n.endswith(".parquet")]
+    return [PurePosixPath(n) for n in names]
 
 
 def _hub_names(source: HubSource) -> list[str]:
