@@ -101,7 +101,7 @@ def test_online_the_export_is_listed_from_the_hubs_file_list_of_the_branch(monke
     import datasets
     import huggingface_hub
 
-    from encoderlab.eval.tasks.hub import HubSource, export_files
+    from encoderlab.eval.tasks.hub import HubSource, parquet_export
     from encoderlab.eval.tasks.hubexport import export_source
 
     monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
@@ -126,7 +126,7 @@ def test_online_the_export_is_listed_from_the_hubs_file_list_of_the_branch(monke
     monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files", list_repo_files)
     for config, splits in (("nli", ("train", "validation_matched")), ("old", ("test", "train"))):
         source = export_source(HubSource(REPO, config, EXPORT))
-        assert source == HubSource(REPO, None, EXPORT, export_files(config, splits)), source
+        assert source == parquet_export(REPO, config, splits), source
     assert asked == [(REPO, "dataset", EXPORT)] * 2
 
 
@@ -144,7 +144,7 @@ def test_an_export_validation_split_named_dev_is_mapped_or_refused_never_left_un
     with pytest.raises(UserError) as err:
         task_from_file(_spec(tmp_path, None))
     assert str(err.value) == (  # as docs/errors.md's row task-file-hub-validation-named-otherwise shows it
-        f"task file {tmp_path}/t.yaml: {REPO} (files default/dev/*.parquet, ...) at {EXPORT} has no split "
+        f"task file {tmp_path}/t.yaml: {REPO} (config default of its parquet export) at {EXPORT} has no split "
         "'validation' but has 'dev' (it has dev, test, train), which validation cut from train would leave "
         "unread; map it (data.splits: {validation: dev}), or cut validation from train (data.splits: "
         "{validation: null})"

@@ -22,7 +22,7 @@ from tests.eval.hub_snapshot_fixtures import cache, dataset_storage, write_expor
 
 from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import task_from_file
-from encoderlab.eval.tasks.hub import HubSource, export_files
+from encoderlab.eval.tasks.hub import HubSource, parquet_export
 from encoderlab.eval.tasks.hubexport import export_commit, export_source
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
@@ -87,7 +87,7 @@ def test_online_a_commit_is_an_exports_when_its_file_list_is_the_converters(monk
 
     monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files", list_repo_files)
     source = HubSource(REPO, "nli", COMMIT)
-    assert export_source(source) == HubSource(REPO, None, COMMIT, export_files("nli", ("test", "train")))
+    assert export_source(source) == parquet_export(REPO, "nli", ("test", "train"), COMMIT)
     listed[COMMIT] = ["README.md", *export]  # the main branch: its card names the configs
     assert export_source(source) == source
 

@@ -290,6 +290,8 @@ NAMED = {
     "hub-mirror-csv-unclosed-quote": "tests.eval.test_task_csv_cells::test_a_hub_mirror_csv_with_an_unclosed_quote_is_one_line",
     "hub-cache-dataset-config-unknown": "tests.eval.test_hub_cache_task_files::test_a_config_left_out_or_unknown_offline_names_the_configs_not_the_connection",
     "hub-export-config-unknown": "tests.eval.test_hub_export_config::test_an_export_config_left_out_or_unknown_names_the_exports_configs",
+    "hub-export-config-missing": "tests.eval.test_hub_export_refusals::test_a_built_in_tasks_export_lacking_its_config_or_splits_names_what_it_has",
+    "hub-export-splits-missing": "tests.eval.test_hub_export_refusals::test_a_built_in_tasks_export_lacking_its_config_or_splits_names_what_it_has",
     "task-file-hub-validation-named-otherwise": "tests.eval.test_hub_export_config::test_an_export_validation_split_named_dev_is_mapped_or_refused_never_left_unread",
     "hub-cache-dataset-revision-not-cached": "tests.eval.test_hub_cache_task_files::test_a_revision_the_hub_cache_lacks_offline_names_what_it_holds_and_the_download",
     "study-task-test-split-changed-while-running": "tests.study.test_task_file_decontamination::test_a_test_split_edited_after_the_graph_was_built_is_refused_before_the_prepare_writes",

@@ -50,11 +50,10 @@ from dataclasses import replace
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import TaskData
 from encoderlab.eval.tasks.hub import (
-    PARQUET_EXPORT,
     HubSource,
     class_names,
-    export_files,
     load_hub,
+    parquet_export,
     require_columns,
     require_splits,
 )
@@ -87,7 +86,7 @@ HOC_HALLMARKS = (
 
 def bigbio(repo: str, config: str) -> HubSource:
     """A BigBio script repository's config, from its parquet export."""
-    return HubSource(repo, revision=PARQUET_EXPORT, data_files=export_files(config, SPLITS))
+    return parquet_export(repo, config, SPLITS)
 
 
 DOCSTART = "-DOCSTART-"

@@ -84,11 +84,26 @@ class HubSource:
     data_files: tuple[tuple[str, str], ...] = ()
     """(split, glob) pairs relative to the repository root (a split may repeat, for several
     globs); empty to let the repository's card (README `configs`) or its file names decide."""
+    export_config: str | None = None
+    """The config of a parquet export whose files `data_files` are (`parquet_export`; `*`: the export's
+    only one), which a refusal names: the globs are ours, not what a task file passes."""
 
     def describe(self) -> str:
-        picked = f" (files {self.data_files[0][1]}, ...)" if self.data_files else ""
-        where = self.repo + (f" (config {self.config})" if self.config else picked)
+        if self.export_config is not None:
+            of = "" if self.export_config == "*" else f"config {self.export_config} of "
+            where = f"{self.repo} ({of}its parquet export)"
+        else:
+            picked = f" (files {self.data_files[0][1]}, ...)" if self.data_files else ""
+            where = self.repo + (f" (config {self.config})" if self.config else picked)
         return where + (f" at {self.revision}" if self.revision else "")
+
+
+def parquet_export(
+    repo: str, config: str, splits: tuple[str, ...], revision: str = PARQUET_EXPORT
+) -> HubSource:
+    """The splits `splits` of `config` (`*`: the only one) of `repo`'s parquet export, at its branch or
+    one of its commits (`revision`): the built-in tasks' exports and a task file's (`hubexport.export_source`)."""
+    return HubSource(repo, revision=revision, data_files=export_files(config, splits), export_config=config)
 
 
 def hub_path(source: HubSource) -> str:
@@ -134,6 +149,8 @@ def load_hub(source: HubSource):
             raise UserError(f"cannot load {source.describe()} from {path}: {configs}") from None
         if not (mirror or snapshot) and (revision := offline_uncached(datasets, source)) is not None:
             raise UserError(f"cannot load {source.describe()}: {revision}") from None
+        if source.export_config is not None and (missing := _export_problem(source)) is not None:
+            raise UserError(f"cannot load {source.describe()}: {missing}") from None
         if mirror:
             fix = "check the mirror's files against docs/evaluation.md"
         elif snapshot:  # fetched fine: the dataset's own file is malformed
@@ -148,6 +165,15 @@ def load_hub(source: HubSource):
             places = file_places(str(one[0]), one[0], n, where) if len(one) == 1 else hub_places(split, n)
             check_unquoted(part, split, places, where, published)
     return ds
+
+
+def _export_problem(source: HubSource) -> str | None:
+    """The config or splits a parquet export lacks of those `source` reads, as the line's clause naming
+    those it has (`hubexport.export_problem`); before, `datasets`' own words of the globs matching nothing
+    ("No (supported) data files found", "Couldn't infer the same data file format for all splits")."""
+    from encoderlab.eval.tasks.hubexport import export_problem  # hubexport imports this module
+
+    return export_problem(source)
 
 
 CONFIGS = re.compile(

@@ -21,12 +21,12 @@ unreachable, nothing cached) leaves the source as named, and `load_hub` gives it
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from encoderlab.data.hub import dataset_location, import_datasets, is_commit, quiet_hub
+from encoderlab.data.hub import HUB_DATA_ENV, dataset_location, import_datasets, is_commit, quiet_hub
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import CARD_FILES, PARQUET_EXPORT, HubSource, configs_named, export_files
+from encoderlab.eval.tasks.hub import CARD_FILES, PARQUET_EXPORT, HubSource, configs_named, parquet_export
+from encoderlab.words import noun
 
 SHARD = re.compile(r"-\d{5}-of-\d{5}$")
 """The shard suffix of the 2023 layout's file names (`glue-train-00000-of-00002.parquet`)."""
@@ -57,7 +57,7 @@ def export_source(source: HubSource) -> HubSource:
     if config not in configs:
         raise UserError(f"cannot load {source.describe()}: {configs_named(configs, source.config)}")
     splits = sorted({split for p in paths if p.parts[0] == config and (split := _split(p)) is not None})
-    return replace(source, config=None, data_files=export_files(config, tuple(splits)))
+    return parquet_export(source.repo, config, tuple(splits), source.revision)
 
 
 SHARD_NAME = re.compile(r"\d{4}")
@@ -79,6 +79,25 @@ def export_commit(names: list[PurePosixPath]) -> bool:
     return bool(parquet) and all(
         _split(n) is not None and (len(n.parts) != 3 or SHARD_NAME.fullmatch(n.stem)) for n in parquet
     )
+
+
+def export_problem(source: HubSource) -> str | None:
+    """The config or splits of a parquet export that `source` (`parquet_export`) reads and the export lacks,
+    naming those it has and the fix; None where the export has them, or cannot be listed. The built-in tasks
+    name their export's config and splits; a task file's are the export's own (`export_source`)."""
+    paths = [p for p in _export_paths(source) if p.suffix == ".parquet" and _split(p) is not None]
+    config = source.export_config
+    if not paths or config is None:
+        return None
+    configs = sorted({p.parts[0] for p in paths if len(p.parts) > 1})
+    fix = f"the dataset's layout is not the one docs/evaluation.md gives: set {HUB_DATA_ENV}=DIR to read a mirror in it"
+    if config != "*" and config not in configs:
+        return f"its parquet export has no config {config!r} (it has configs {', '.join(configs)}); {fix}"
+    held = sorted({s for p in paths if config in ("*", p.parts[0]) and (s := _split(p)) is not None})
+    missing = [s for s in dict.fromkeys(split for split, _ in source.data_files) if s not in held]
+    if not missing:
+        return None
+    return f"it has no {noun(len(missing), 'split')} {', '.join(missing)} (it has {', '.join(held)}); {fix}"
 
 
 def _split(path: PurePosixPath) -> str | None:

@@ -35,8 +35,8 @@ from encoderlab.eval.tasks.hub import (
     PARQUET_EXPORT,
     HubSource,
     class_names,
-    export_files,
     load_hub,
+    parquet_export,
     require_columns,
     require_splits,
 )
@@ -199,7 +199,7 @@ def beir_repos(repo: str) -> tuple[HubRepo, ...]:
 def beir_export(repo: str, part: str) -> HubSource:
     """A BEIR script repository's corpus or queries (config and split both named `part`), from its
     parquet export."""
-    return HubSource(repo, revision=PARQUET_EXPORT, data_files=export_files(part, (part,)))
+    return parquet_export(repo, part, (part,))
 
 
 def judged_splits(

@@ -23,7 +23,7 @@ from encoderlab.eval.spec import (
     TCOptions,
 )
 from encoderlab.eval.tasks import biomed, domain, paper, pocket
-from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, export_files
+from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, parquet_export
 
 POCKET_SC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=150)
 POCKET_TC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=None, epochs=1.0)
@@ -382,11 +382,7 @@ def _biomed_tasks() -> list[Task]:
     ]
 
 
-ONTONOTES = HubSource(
-    "hgissbkh/ontonotes5",
-    revision=PARQUET_EXPORT,
-    data_files=export_files("*", ("train", "validation", "test")),
-)
+ONTONOTES = parquet_export("hgissbkh/ontonotes5", "*", ("train", "validation", "test"))
 
 
 TASKS: dict[str, Task] = {t.name: t for t in _pocket_tasks() + _paper_tasks() + _biomed_tasks()}
