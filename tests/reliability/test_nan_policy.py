@@ -20,7 +20,7 @@ from encoderlab.data.batch import PackedBatch
 from encoderlab.model import Encoder, ModelConfig
 from encoderlab.model.io import save_model_folder
 from encoderlab.train import checkpoint as ckpt
-from encoderlab.train import trainer
+from encoderlab.train import step, trainer
 
 VOCAB, POISON = 64, 63
 
@@ -57,12 +57,14 @@ def poisoned(tmp_path, monkeypatch):
         model.embed_tokens.weight[POISON] = float("nan")
     save_model_folder(model, tmp_path / "init")
     (tmp_path / "run.yaml").write_text(TINY_RUN)
-    real = trainer.build_source
+    real = step.build_source  # the run's stream, built by its `TrainStep`
     loads: list[str] = []
     real_load = trainer.Trainer._load
 
     def run(policy, bad_steps, *extra, capsys):
-        monkeypatch.setattr(trainer, "build_source", lambda d, lay: BadBatches(real(d, lay), bad_steps))
+        monkeypatch.setattr(
+            step, "build_source", lambda d, lay, meta: BadBatches(real(d, lay, meta), bad_steps)
+        )
         monkeypatch.setattr(trainer.Trainer, "_load", lambda self, p: loads.append(p) or real_load(self, p))
         argv = ["pretrain", "--config", tmp_path / "run.yaml", "--out", tmp_path / policy, "--set"]
         sets = [

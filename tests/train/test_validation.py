@@ -209,3 +209,32 @@ def test_a_loss_that_is_not_finite_is_written_as_null_in_strict_json(tmp_path, m
     saved = json.loads((Path(cfg.out) / "validation.json").read_text(), parse_constant=refuse)
     assert saved["val/clm"] is None and isinstance(saved["val/mlm15"], float) and saved["step"] == 6
     assert metrics(cfg.out)[-1]["val/clm"] is None
+
+
+def test_a_run_on_prepared_data_reads_its_meta_json_once(prepared, tmp_path, monkeypatch):
+    """Building a run on prepared data from a start model read the folder's meta.json five times: the part
+    check and the training reader (`build._stream`), the tokenizer check (`check_data_tokenizer`), the data's
+    identity and the held-out reader. It is read once (`TrainStep.data_meta`) and handed to each. Counted,
+    not timed."""
+    from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
+
+    from encoderlab.model.io import save_model_folder
+    from encoderlab.train import ModelSpec
+
+    tok = make_tokenizer(vocabulary_texts())
+    init = save_model_folder(tiny_model(len(tok)), tmp_path / "init", tok)
+    meta = (prepared / "data" / "meta.json").resolve()
+    reads: list[Path] = []
+    real = Path.read_text
+
+    def counted(path: Path, *args, **kwargs) -> str:
+        reads.append(path.resolve())
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    data = dataclasses.replace(tiny_run(tmp_path).data, path=str(prepared / "data"))
+    cfg = _run(tmp_path / "run", data=data, model=ModelSpec(init=str(init)))
+    assert reads.count(meta) == 1  # was 5
+    assert "val/clm" in json.loads(
+        (Path(cfg.out) / "validation.json").read_text()
+    )  # the val split still read

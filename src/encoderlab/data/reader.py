@@ -85,10 +85,12 @@ class PackedReader:
         seed: int = 0,
         split: str = "train",
         knob: str = "seq_len",
+        meta: dict | None = None,
     ):
-        """`knob`: what the user sets `layout.seq_len` with, named by a split too short for one row."""
+        """`knob`: what the user sets `layout.seq_len` with, named by a split too short for one row; `meta`:
+        the folder's meta.json as `read_meta` returned it, where the caller read it already."""
         self.root, self.layout, self.seed, self.split = Path(path), layout, seed, split
-        self.meta = read_meta(self.root)
+        self.meta = meta if meta is not None else read_meta(self.root)
         spec = dict(self.meta["spec"])
         self.spec = TokenSpec(**{**spec, "special_ids": tuple(spec["special_ids"])})
         if split not in self.meta["splits"]:

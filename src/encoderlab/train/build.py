@@ -22,38 +22,54 @@ from encoderlab.train.config import DataConfig, ModelSpec
 from encoderlab.train.start import scratch_positions, start_checkpoint, start_positions
 
 
-def build_source(data: DataConfig, layout: BatchLayout) -> BatchSource:
+def build_source(data: DataConfig, layout: BatchLayout, meta: dict | None = None) -> BatchSource:
     """The configured token stream: a prepared folder's reader, or synthetic documents, read from
-    `data.step_offset` on, each row one sequence with `data.attend=row`."""
-    source = _stream(data, layout)
+    `data.step_offset` on, each row one sequence with `data.attend=row`. `meta`: the folder's
+    `prepared_meta`, where the caller read it already (else read here)."""
+    source = _stream(data, layout, meta)
     source = StepOffset(source, data.step_offset) if data.step_offset else source
     return WholeRows(source) if data.attend == "row" else source
 
 
-def _stream(data: DataConfig, layout: BatchLayout) -> BatchSource:
+def _stream(data: DataConfig, layout: BatchLayout, meta: dict | None) -> BatchSource:
     if data.path == "synthetic":
         from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
 
         return SyntheticSource(
             layout, synthetic_spec(data.synthetic_vocab), seed=data.seed, mean_doc_len=data.synthetic_doc_len
         )
+    from encoderlab.data.reader import PackedReader
+
+    meta = meta if meta is not None else prepared_meta(data)
+    return PackedReader(
+        Path(data.path), layout, seed=data.seed, split="train", knob="layout.seq_len", meta=meta
+    )
+
+
+def prepared_meta(data: DataConfig) -> dict | None:
+    """The meta.json of the prepared folder a run reads (None: synthetic data), checked as every reader of it
+    needs: `TrainStep` reads it once and hands it to the training and held-out readers, the tokenizer check
+    and the data's identity, where a build read the file five times. A `data.path` that is empty or not a
+    folder, or a part of a sharded prepare, is refused here, before anything reads a token."""
+    if data.path == "synthetic":
+        return None
     if not data.path:
         raise UserError("data.path is empty; set it to a prepared data folder (or 'synthetic')")
     if not Path(data.path).is_dir():
         raise UserError(f"data.path {data.path} is not a folder; run `encoderlab data prepare` first")
-    _refuse_part(Path(data.path))
-    from encoderlab.data.reader import PackedReader
+    from encoderlab.data.packed import read_meta
 
-    return PackedReader(Path(data.path), layout, seed=data.seed, split="train", knob="layout.seq_len")
+    meta = read_meta(Path(data.path))
+    _refuse_part(Path(data.path), meta)
+    return meta
 
 
-def _refuse_part(path: Path) -> None:
+def _refuse_part(path: Path, meta: dict) -> None:
     """A part of a sharded prepare (`OUT.shards/I-of-N`, its meta.json records the shard) holds one worker's
     slice of the files, every document in train and no val split; trained on, it was accepted silently."""
-    from encoderlab.data.packed import read_meta
     from encoderlab.data.shard import merged_folder
 
-    shard = read_meta(path).get("shard")
+    shard = meta.get("shard")
     if not isinstance(shard, dict):
         return
     out = merged_folder(path) or "OUT"
@@ -64,15 +80,15 @@ def _refuse_part(path: Path) -> None:
     )
 
 
-def data_identity(data: DataConfig) -> str | None:
-    """The identity of the prepared data a run reads (`data.packed.identity`, from its meta.json), which
-    its checkpoints record so a resume on other rows is refused; None for synthetic data, whose rows
-    follow from the config alone."""
+def data_identity(data: DataConfig, meta: dict | None = None) -> str | None:
+    """The identity of the prepared data a run reads (`data.packed.identity`, from its meta.json: `meta`, where
+    read already), which its checkpoints record so a resume on other rows is refused; None for synthetic data,
+    whose rows follow from the config alone."""
     if data.path == "synthetic":
         return None
     from encoderlab.data.packed import identity, read_meta
 
-    return identity(read_meta(Path(data.path)))
+    return identity(meta if meta is not None else read_meta(Path(data.path)))
 
 
 INIT_VERSION = 2
@@ -221,7 +237,7 @@ def _check_positions(init: str, limit: int | None, seq_len: int) -> None:
         )
 
 
-def check_data_tokenizer(data: DataConfig, init: str, model_tokenizer) -> None:
+def check_data_tokenizer(data: DataConfig, init: str, model_tokenizer, meta: dict | None = None) -> None:
     """Refuse prepared data tokenized by another tokenizer than the `init` model's, before anything
     is written (both hashes named, as `data prepare` records them): the run would train on ids that
     mean other words and ship the wrong tokenizer. Token ids themselves are checked against the
@@ -241,7 +257,7 @@ def check_data_tokenizer(data: DataConfig, init: str, model_tokenizer) -> None:
     from encoderlab.data.tokenizer import tokenizer_hash
 
     root = Path(data.path)
-    meta = read_meta(root)
+    meta = meta if meta is not None else read_meta(root)  # `meta`: the data's meta.json, where read already
     theirs, ours = meta["tokenizer"]["hash"], tokenizer_hash(model_tokenizer)
     if theirs != ours:
         raise UserError(

@@ -49,6 +49,7 @@ from encoderlab.train.build import (
     build_source,
     check_data_tokenizer,
     data_tokenizer,
+    prepared_meta,
     resumed_model,
     start_source,
 )
@@ -134,7 +135,10 @@ class TrainStep:
         self.cfg = cfg
         self.world = world if world is not None else init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
-        self.source = source or build_source(cfg.data, cfg.layout)
+        self.data_meta = prepared_meta(cfg.data) if source is None else None
+        """The prepared data's meta.json (None: synthetic data, or a `source` handed in), read once for every
+        reader of it (`build.prepared_meta`)."""
+        self.source = source or build_source(cfg.data, cfg.layout, self.data_meta)
         # The vocabulary trained with: the data's, plus a mask token the config adds to a start model.
         self.spec = planned_spec(self.source.spec, cfg.model, self._start_vocab(resume_from))
         refuse_start_without_mask(self.plan, self.spec, cfg.model)  # the line that names model.mask_token
@@ -187,7 +191,8 @@ class TrainStep:
         cfg = self.cfg
         if resume_from is None or not cfg.model.init:
             model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len, self.start_files)
-            check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
+            # before any token is added
+            check_data_tokenizer(cfg.data, cfg.model.init, tokenizer, self.data_meta)
             return model, tokenizer, False
         model, saved = resumed_model(resume_from, self.spec, cfg.layout.seq_len, self.start_files)
         self.checkpoint_tokenizer = saved  # checked against the data's by the trainer (not read again)

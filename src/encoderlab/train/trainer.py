@@ -40,7 +40,7 @@ from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
 from encoderlab.outdir import create_output
-from encoderlab.train.build import INIT_VERSION, InitIdentity, build_source, data_identity
+from encoderlab.train.build import INIT_VERSION, InitIdentity, data_identity
 from encoderlab.train.config import PlannedPhase, RunConfig, check_until_step
 from encoderlab.train.distributed import (
     World,
@@ -157,18 +157,16 @@ class Trainer:
     def build(self, source: BatchSource | None = None) -> None:
         """The data, the model and the checkpoint's state (every remaining check of the run); writes nothing."""
         cfg, latest = self.cfg, self._resumed_from
-        self.train_step = TrainStep(
-            cfg, source=source or build_source(cfg.data, cfg.layout), world=self.world, resume_from=latest
-        )
+        self.train_step = step = TrainStep(cfg, source=source, world=self.world, resume_from=latest)
         # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
-        self._data = data_identity(cfg.data) if source is None else None
+        self._data = data_identity(cfg.data, step.data_meta) if source is None else None
         # what checkpoints record of the start model (rank 0 writes them): a resume keeps its run's record; a
         # start hashes it in `_claim`, once every refusal (`before_start`'s too) has passed
         kept = self._latest_state if self.world.is_main else {}
         self._init = kept.get("init")
         self._init_version = kept.get("init_version", 1 if kept else INIT_VERSION)  # 1: written before it
         self._start_state(latest)
-        self.validator = Validator(cfg, self.train_step.spec, self.train_step.source.spec)  # reads it now
+        self.validator = Validator(cfg, step.spec, step.source.spec, step.data_meta)  # reads the val split
         check_sinks(cfg.sinks)
         # Nothing is written yet: `run` creates the folder once every check has passed.
 

@@ -70,12 +70,15 @@ def scored_objectives(cfg: RunConfig, spec: TokenSpec) -> list[Scored]:
     return [*out, Scored("val/mlm15", YARDSTICK)]
 
 
-def held_out_source(cfg: RunConfig, data_spec: TokenSpec | None = None, rows: int = 0) -> BatchSource | None:
+def held_out_source(
+    cfg: RunConfig, data_spec: TokenSpec | None = None, rows: int = 0, meta: dict | None = None
+) -> BatchSource | None:
     """The held-out rows' source (micro-batches of the run's shape, or of `rows` rows), or None when
     there are none.
 
     `data_spec` is the training stream's vocabulary (default: the synthetic one of `cfg.data`); a
-    synthetic held-out stream draws from it, so a run on a custom source is scored on its ids."""
+    synthetic held-out stream draws from it, so a run on a custom source is scored on its ids. `meta`:
+    the prepared folder's meta.json, where the caller read it already (`TrainStep.data_meta`)."""
     layout = BatchLayout(seq_len=cfg.layout.seq_len, micro_batch_size=rows or cfg.layout.micro_batch_size)
     data = cfg.data
     if data.path == "synthetic":
@@ -86,7 +89,7 @@ def held_out_source(cfg: RunConfig, data_spec: TokenSpec | None = None, rows: in
     from encoderlab.data.reader import PackedReader
 
     try:
-        return PackedReader(data.path, layout, seed=SEED, split="val", knob="layout.seq_len")
+        return PackedReader(data.path, layout, seed=SEED, split="val", knob="layout.seq_len", meta=meta)
     except (
         UserError
     ) as exc:  # too short (or no) val split: say so (once, not on every torchrun rank), train on
@@ -98,15 +101,16 @@ def held_out_source(cfg: RunConfig, data_spec: TokenSpec | None = None, rows: in
 class Validator:
     """Scores a model on the fixed held-out rows (see the module docstring)."""
 
-    def __init__(self, cfg: RunConfig, spec: TokenSpec, data_spec: TokenSpec):
-        """`spec`: the vocabulary trained with (masks); `data_spec`: the training stream's."""
+    def __init__(self, cfg: RunConfig, spec: TokenSpec, data_spec: TokenSpec, meta: dict | None = None):
+        """`spec`: the vocabulary trained with (masks); `data_spec`: the training stream's; `meta`: as
+        `held_out_source` takes it."""
         self.cfg, self.spec = cfg, spec
-        self.source = held_out_source(cfg, data_spec) if cfg.validation.every else None
+        self.source = held_out_source(cfg, data_spec, meta=meta) if cfg.validation.every else None
         self.scored = scored_objectives(cfg, spec)
         rows = min(cfg.validation.rows, getattr(self.source, "rows_per_epoch", cfg.validation.rows))
         if self.source is not None and rows < cfg.layout.micro_batch_size:
             # fewer rows than a micro-batch: one batch of just those, not a micro-batch that wraps
-            self.source = held_out_source(cfg, data_spec, rows)
+            self.source = held_out_source(cfg, data_spec, rows, meta)
         self.batches = max(1, rows // cfg.layout.micro_batch_size)  # each held-out row at most once
 
     def due(self, step: int, total: int) -> bool:
