@@ -46,16 +46,16 @@ def _start_model(folder: Path, seed: int) -> Path:
 def _worker(rank: int, root: str, ports: list[int]) -> None:
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1")
     torch.set_num_threads(1)
-    import encoderlab.data.assets.cache as cache
+    import encoderlab.data.filerecords as records
     from encoderlab.cli import main
 
-    real, hashed = cache.sha256_of, []
+    real, hashed = records.sha256_of, []
 
     def counted(path, *args, **kwargs):
         hashed.append(str(path))
         return real(path, *args, **kwargs)
 
-    cache.sha256_of = counted
+    records.sha256_of = counted
     for name, port in zip(JOBS, ports):
         os.environ["MASTER_PORT"] = str(port)
         hashed.clear()

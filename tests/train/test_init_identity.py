@@ -64,17 +64,17 @@ def test_the_identity_of_a_hugging_face_folder_covers_its_tokenizer_and_not_its_
 def unreadable(monkeypatch) -> set[str]:
     """File names whose read `build.init_identity`'s hash fails as for a file without read permission (the
     tests run as root, whom chmod does not stop); the load itself still reads them."""
-    import encoderlab.data.assets.cache as cache
+    import encoderlab.data.filerecords as records
 
     names: set[str] = set()
-    real = cache.sha256_of
+    real = records.sha256_of
 
     def sha256_of(path, *args, **kwargs):
         if Path(path).name in names:
             raise PermissionError(13, "Permission denied", str(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(cache, "sha256_of", sha256_of)
+    monkeypatch.setattr(records, "sha256_of", sha256_of)
     return names
 
 

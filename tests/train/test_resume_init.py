@@ -185,16 +185,16 @@ def test_a_run_that_added_a_mask_token_resumes_exactly_without_its_start_model(
 @pytest.fixture
 def hashed(monkeypatch) -> list[Path]:
     """Every file `build.init_identity` hashes (`sha256_of`, which it imports when called), in order."""
-    import encoderlab.data.assets.cache as cache
+    import encoderlab.data.filerecords as records
 
     seen: list[Path] = []
-    real = cache.sha256_of
+    real = records.sha256_of
 
     def counted(path, *args, **kwargs):
         seen.append(Path(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(cache, "sha256_of", counted)
+    monkeypatch.setattr(records, "sha256_of", counted)
     return seen
 
 

@@ -17,7 +17,7 @@ def file_record(path: Path) -> dict:
     """What `file_change` checks of a file read whole by another reader (pyarrow, `datasets`): its size,
     sha256 and mtime, the mtime taken before it is hashed (a write meanwhile moves it); OSError as open."""
     st = path.stat()
-    sha = _sha256_file(path)
+    sha = sha256_of(path)
     return {
         "path": str(path),
         "bytes": st.st_size,
@@ -27,8 +27,9 @@ def file_record(path: Path) -> dict:
     }
 
 
-def _sha256_file(path: Path, limit: int | None = None) -> str:
-    """sha256 of `path`'s first `limit` bytes (all of them: None)."""
+def sha256_of(path: Path, limit: int | None = None) -> str:
+    """sha256 of `path`'s first `limit` bytes (all of them: None), read in 1 MiB blocks: the one file hasher
+    (a fetched asset's pin, a start model's identity, a corpus file's record)."""
     sha, left = hashlib.sha256(), limit
     with open(path, "rb") as f:
         while left is None or left > 0:
@@ -62,7 +63,7 @@ def file_change(entry: dict) -> str | None:
         return f"{path} now holds {st.st_size:,} bytes, {read:,} were read"
     if entry.get("mtime_ns") == st.st_mtime_ns:
         return None
-    return None if _sha256_file(path, read) == entry["sha256"] else f"{path} now holds other bytes"
+    return None if sha256_of(path, read) == entry["sha256"] else f"{path} now holds other bytes"
 
 
 def _opens_now(path: Path) -> str | None:

@@ -115,7 +115,7 @@ def init_identity(model: ModelSpec, version: int = INIT_VERSION) -> str | None:
         return None
     import hashlib
 
-    from encoderlab.data.assets.cache import sha256_of
+    from encoderlab.data.filerecords import sha256_of
     from encoderlab.model.hub import own_model_folder
     from encoderlab.model.readfiles import read_files
 

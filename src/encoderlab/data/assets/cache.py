@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import hashlib
 import os
 import shutil
 import subprocess
@@ -38,6 +37,7 @@ from encoderlab import jsonlines
 from encoderlab.atomic import PARTIAL, atomic_folder, json_text
 from encoderlab.data.assets.jsonl import write_jsonl
 from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
+from encoderlab.data.filerecords import sha256_of
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.locks import waiting_lock
 from encoderlab.outdir import missing_folders, remove_folders
@@ -145,14 +145,6 @@ def asset_jsonl(name: str) -> Path:
 
 
 # --- downloading -------------------------------------------------------------------------------------------
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 _verified: set[tuple[str, int, float]] = set()  # (path, size, mtime) already hashed in this process
