@@ -2,7 +2,9 @@
 
 These are pure constructors: they read the config, the prepared data and an `init` model, and
 write nothing, so the training step (`step.py`), the trainer and the benchmark build the same
-things the same way.
+things the same way. A build reads the prepared folder's meta.json once (`prepared_meta`) and hands it
+to each reader of it; the trade-off is an optional `meta` argument on each of them, which reads the file
+itself when called alone (a resume's data check in `runfolder.py`, tests).
 """
 
 from __future__ import annotations
