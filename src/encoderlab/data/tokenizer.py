@@ -91,13 +91,49 @@ def slow_vocabulary(path: Path) -> str | None:
 TOKENIZER_READS = (*TOKENIZER_FILES, "special_tokens_map.json", "added_tokens.json", "chat_template.jinja")
 """The files transformers' `from_pretrained` reads of a tokenizer folder besides a slow vocabulary: its
 `additional_files_names` (transformers 5, tokenization_utils_base.py), the fast tokenizer's tokenizer.json
-among them."""
+among them. With `SLOW_VOCABULARIES` and `*.model`, the list `tokenizer_files` falls back to where no
+tokenizer tells its class's own (`declared_reads`), and the one a start model's identity of version 2 covers."""
 
 
-def tokenizer_files(path: Path) -> list[Path]:
-    """The tokenizer files of folder `path` that a load reads, those it holds: `TOKENIZER_READS` and a slow
-    vocabulary's (`SLOW_VOCABULARIES`, a SentencePiece `*.model`), which transformers takes beside
-    tokenizer.json too. What a start model's identity covers of its tokenizer (`model/readfiles.py`)."""
+def declared_reads(tokenizer, folder: Path) -> list[str]:
+    """The names transformers' `from_pretrained` (5.x, tokenization_utils_base.py) looks up in `folder` for
+    `tokenizer`'s class: the class's own `vocab_files_names` (LUKE's entity_vocab.json, Whisper's
+    normalizer.json, a SentencePiece model's name), the files every tokenizer reads (the module's constants:
+    added_tokens.json, special_tokens_map.json, tokenizer_config.json, chat_template.jinja), tokenizer.json or
+    the versioned file tokenizer_config.json's `fast_tokenizer_files` picks for this version, and each
+    additional_chat_templates/*.jinja. Why the declaration and not `save_pretrained`'s answer: a fast
+    tokenizer's save writes tokenizer_config.json, tokenizer.json and its templates only (5.x), so it names
+    none of the vocabulary files a load of the original folder reads."""
+    from transformers import tokenization_utils_base as base
+
+    names = [*type(tokenizer).vocab_files_names.values()]
+    names += [base.ADDED_TOKENS_FILE, base.SPECIAL_TOKENS_MAP_FILE, base.TOKENIZER_CONFIG_FILE]
+    names += [_fast_tokenizer_file(folder, base), base.CHAT_TEMPLATE_FILE]
+    templates = folder / base.CHAT_TEMPLATE_DIR
+    names += sorted(f"{base.CHAT_TEMPLATE_DIR}/{p.name}" for p in templates.glob("*.jinja") if p.is_file())
+    return list(dict.fromkeys(names))
+
+
+def _fast_tokenizer_file(folder: Path, base) -> str:
+    """tokenizer.json, or the versioned file `fast_tokenizer_files` of tokenizer_config.json names for the
+    installed transformers (`get_fast_tokenizer_file`), which the load reads instead."""
+    try:
+        config = jsonlines.loads((folder / base.TOKENIZER_CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none, or unreadable: the load read tokenizer.json (or refused it)
+        return base.FULL_TOKENIZER_FILE
+    versioned = config.get("fast_tokenizer_files") if isinstance(config, dict) else None
+    return (
+        base.get_fast_tokenizer_file(versioned) if isinstance(versioned, list) else base.FULL_TOKENIZER_FILE
+    )
+
+
+def tokenizer_files(path: Path, tokenizer=None) -> list[Path]:
+    """The tokenizer files of folder `path` that a load reads, those it holds: the names `tokenizer`'s class
+    declares (`declared_reads`), the tokenizer loaded from `path`; without one (none loads from the folder, or
+    a record of version 2), `TOKENIZER_READS` and a slow vocabulary's (`SLOW_VOCABULARIES`, a SentencePiece
+    `*.model`). What a start model's identity covers of its tokenizer (`model/readfiles.py`)."""
+    if tokenizer is not None:
+        return [path / n for n in declared_reads(tokenizer, path) if (path / n).is_file()]
     names = [*TOKENIZER_READS, *(n for names in SLOW_VOCABULARIES for n in names)]
     return [path / n for n in names if (path / n).is_file()] + sorted(
         p for p in path.glob("*.model") if p.is_file()

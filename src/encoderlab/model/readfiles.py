@@ -8,8 +8,11 @@ tokenizer files transformers reads (`data.tokenizer.tokenizer_files`) and the se
 configuration a Hugging Face folder carries (`sentence.read_sentence_files`). What a folder holds beside
 them (a trainer's optimizer.pt and training_args.bin, a README, a log) is no part of the model: it was
 hashed too, every byte, and one unreadable made a start fail after its run folder was written.
-Trade-off: transformers' tokenizer files are followed by name; one a later version starts to read is not
-covered until it is added to `TOKENIZER_READS`.
+The tokenizer's files are the names its class declares (`data.tokenizer.declared_reads`: its
+`vocab_files_names` and the files transformers reads for every tokenizer), so a class that reads a file of its
+own (LUKE's entity_vocab.json) is covered without a list here to extend; without a tokenizer (none loads from
+the folder, or a version 2 record) the fixed list `data.tokenizer.TOKENIZER_READS` is. Trade-off: the caller
+hands in the loaded tokenizer, or the identity loads it once more to learn its class.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def read_files(folder: Path) -> list[Path]:
+def read_files(folder: Path, tokenizer=None) -> list[Path]:
     """The files a load of model folder `folder` (an encoderlab model folder or a Hugging Face one) reads,
     sorted by name relative to it; a Hugging Face folder without weights it would load is refused as the
-    load refuses it (`hub.hf_weight_files`)."""
+    load refuses it (`hub.hf_weight_files`). `tokenizer`: the one loaded from `folder`, whose class names its
+    files (`data.tokenizer.tokenizer_files`); None, the fixed list."""
     from encoderlab.data.tokenizer import tokenizer_files
     from encoderlab.model.hub import hf_weight_files
     from encoderlab.model.sentence import read_sentence_files
@@ -35,4 +39,6 @@ def read_files(folder: Path) -> list[Path]:
         sharded = weights != [folder / "model.safetensors"] and index.is_file()
         found = [folder / "config.json", *weights, *([index] if sharded else [])]
         found += [folder / name for name in read_sentence_files(folder)[0]]
-    return sorted({*found, *tokenizer_files(folder)}, key=lambda f: f.relative_to(folder).as_posix())
+    return sorted(
+        {*found, *tokenizer_files(folder, tokenizer)}, key=lambda f: f.relative_to(folder).as_posix()
+    )

@@ -10,7 +10,7 @@ itself when called alone (a resume's data check in `runfolder.py`, tests).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,10 +93,12 @@ def data_identity(data: DataConfig, meta: dict | None = None) -> str | None:
     return identity(meta if meta is not None else read_meta(Path(data.path)))
 
 
-INIT_VERSION = 2
-"""What `init_identity` covers, recorded beside it in each checkpoint (`init_version`): 2, the files the load
-reads (`model/readfiles.py`); 1 (a checkpoint without the key), every file of the folder, as runs checkpointed
-before recorded it and a resume of theirs still compares (`InitIdentity.of`)."""
+INIT_VERSION = 3
+"""What `init_identity` covers, recorded beside it in each checkpoint (`init_version`): 3, the files the load
+reads (`model/readfiles.py`), the tokenizer's as its class declares them (`data.tokenizer.declared_reads`);
+2, the same with the tokenizer's from a fixed list (`data.tokenizer.TOKENIZER_READS`), which missed a file a
+class reads of its own (LUKE's entity_vocab.json); 1 (a checkpoint without the key), every file of the
+folder. Runs checkpointed under an older version record and compare that version (`InitIdentity.of`)."""
 
 
 class UnreadableStart(UserError):
@@ -105,14 +107,17 @@ class UnreadableStart(UserError):
     named --force for what a chmod fixes."""
 
 
-def init_identity(model: ModelSpec, version: int = INIT_VERSION) -> str | None:
+def init_identity(
+    model: ModelSpec, version: int = INIT_VERSION, read: ReadTokenizer | None = None
+) -> str | None:
     """The content of the start model a run begins from, when `model.init` is a folder on this machine: sha256
     over the name and bytes of each file the load reads of the model folder (`readfiles.read_files`: weights,
     config, tokenizer; `version` 1: every file of it) in `start.start_checkpoint`'s `model/`, else the folder
     or its `final/`, which its checkpoints record (`init`) so that a resume whose `model.init` names the same
     model at another path (moved, copied) is no changed config. None for no `init`, an asset name or a hub
     id: those name their model wherever it lies. It reads the weights a second time (a start only; at disk
-    speed), the price of a record that needs no load to compare. A file it cannot read is one line."""
+    speed), the price of a record that needs no load to compare. A file it cannot read is one line. `read`:
+    the tokenizer the start's load read of that folder, whose class names its files; else it is read here."""
     if not model.init or not Path(model.init).is_dir():
         return None
     import hashlib
@@ -123,11 +128,12 @@ def init_identity(model: ModelSpec, version: int = INIT_VERSION) -> str | None:
 
     source = start_source(model.init)
     folder = own_model_folder(source) or source  # the folder the load reads (a Hugging Face one: `source`)
-    files = (
-        read_files(folder) if version == INIT_VERSION else sorted(f for f in folder.iterdir() if f.is_file())
-    )
+    if version == 1:
+        hashed = sorted(f for f in folder.iterdir() if f.is_file())
+    else:
+        hashed = read_files(folder, _folder_tokenizer(folder, read) if version == INIT_VERSION else None)
     lines = []
-    for f in files:
+    for f in hashed:
         try:
             lines.append(f"{f.relative_to(folder).as_posix()}:{sha256_of(f)}\n")
         # permissions, a file gone since the load: was a traceback after the run folder
@@ -137,6 +143,21 @@ def init_identity(model: ModelSpec, version: int = INIT_VERSION) -> str | None:
                 "loads; make it readable by this user, or copy the model again"
             ) from None
     return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ReadTokenizer:
+    """The tokenizer a start's load read of its start model folder, handed to `init_identity`."""
+
+    tokenizer: Any
+    """The start model's tokenizer; None when it has none."""
+
+
+def _folder_tokenizer(folder: Path, read: ReadTokenizer | None) -> Any:
+    """The tokenizer of model folder `folder`: the one the start's load read, else read now (`model_files`)."""
+    from encoderlab.model.hub import model_files
+
+    return read.tokenizer if read is not None else model_files(folder).tokenizer
 
 
 @dataclass
@@ -150,19 +171,31 @@ class InitIdentity:
     hashed a few moments after the load, not from the loaded bytes themselves."""
 
     model: ModelSpec
+    read: ReadTokenizer | None = None
+    """The start model's tokenizer as the start's load read it (`of_start`): its class names the tokenizer
+    files hashed (`init_identity`), not read again; None, the hash reads it."""
+    _older: dict[int, str | None] = field(default_factory=dict, repr=False)
+    """The identities of older versions asked (`of`), each hashed once."""
 
     @functools.cached_property
     def value(self) -> str | None:
-        return init_identity(self.model)
+        return init_identity(self.model, read=self.read)
+
+    def of_start(self, tokenizer: Any) -> str | None:
+        """`value`, hashed (where not yet) with `tokenizer`, the start model's as the load read it (None: it has
+        none; `TrainStep.start_tokenizer`)."""
+        self.read = ReadTokenizer(tokenizer)
+        return self.value
 
     def of(self, version: int) -> str | None:
         """The identity as a checkpoint of `version` (`INIT_VERSION`) recorded it: a run checkpointed before
-        the identity covered only the load's files resumes (moved start model included) without --force."""
-        return self.value if version == INIT_VERSION else self._whole_folder
-
-    @functools.cached_property
-    def _whole_folder(self) -> str | None:
-        return init_identity(self.model, version=1)
+        the identity covered only the load's files, or before it took the tokenizer's files from its class,
+        resumes (moved start model included) without --force."""
+        if version == INIT_VERSION:
+            return self.value
+        if version not in self._older:
+            self._older[version] = init_identity(self.model, version=version)
+        return self._older[version]
 
 
 def data_tokenizer(data: DataConfig):

@@ -117,6 +117,9 @@ class TrainStep:
 
     start_files: ModelFiles | None = None
     """What the plan read of the start model (`_start_tokenizer`), handed to its load (`build_model`)."""
+    start_tokenizer: Any = None
+    """The start model's tokenizer as a start's load read it (None: it has none, or the run resumed), whose
+    class names the tokenizer files the run's record of its start model hashes (`build.InitIdentity`)."""
     from_checkpoint: bool = False
     """Whether the model was built from `resume_from` (a resumed `init` run): it holds its weights already."""
 
@@ -193,6 +196,7 @@ class TrainStep:
             model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len, self.start_files)
             # before any token is added
             check_data_tokenizer(cfg.data, cfg.model.init, tokenizer, self.data_meta)
+            self.start_tokenizer = tokenizer
             return model, tokenizer, False
         model, saved = resumed_model(resume_from, self.spec, cfg.layout.seq_len, self.start_files)
         self.checkpoint_tokenizer = saved  # checked against the data's by the trainer (not read again)

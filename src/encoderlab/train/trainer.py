@@ -216,7 +216,7 @@ class Trainer:
 
     def _claim(self, held: contextlib.ExitStack) -> None:
         if self._resumed_from is None:  # a start: every refusal has passed; an unreadable file writes nothing
-            self._init = self._init_identity.value
+            self._init = self._init_identity.of_start(self.train_step.start_tokenizer)
         create_output(self.run_dir, KIND)
         held.enter_context(folder_lock(self.run_dir / LOCK, KIND, use=self.run_dir))
         check_run_folder(self.cfg, resume=self.resume, force=self.force, init=self._init_identity)
