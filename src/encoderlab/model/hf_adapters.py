@@ -327,6 +327,15 @@ class BertAdapter(HFAdapter):
     causal_flag: ClassVar[str] = "attention.self"
     """The module of a block whose `is_causal` makes transformers' SDPA call causal."""
 
+    @classmethod
+    def left_out(cls, hf_config) -> dict[str, str]:
+        """BERT's next-sentence-prediction head (`cls.seq_relationship`, `BertForPreTraining`'s), which the
+        original checkpoints carry beside their MLM head though config.json names BertForMaskedLM
+        (google-bert/bert-base-uncased, -cased, -chinese, bert-large-*; transformers warns of it unused:
+        huggingface/transformers#5404). No masked LM uses it; refused as a checkpoint unlike its config, the
+        best-known BERTs did not load."""
+        return {"cls.seq_relationship.": "the next-sentence-prediction head"}
+
     @property
     def layers(self) -> nn.ModuleList:
         return self.body.encoder.layer

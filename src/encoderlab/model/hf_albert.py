@@ -74,6 +74,12 @@ class AlbertAdapter(BertAdapter):
             )
 
     @classmethod
+    def left_out(cls, hf_config) -> dict[str, str]:
+        """ALBERT's sentence-order-prediction head (`sop_classifier`, `AlbertForPreTraining`'s), which no
+        masked LM uses: a pretraining checkpoint, not a fine-tuned task model, as it was refused."""
+        return {"sop_classifier.": "the sentence-order-prediction head", **super().left_out(hf_config)}
+
+    @classmethod
     def input_projection(cls, hf_config) -> int:
         """`embedding_size`: `embedding_hidden_mapping_in` is built and run on every token, even where
         the widths are equal."""

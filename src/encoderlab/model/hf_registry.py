@@ -182,9 +182,12 @@ def checkpoint_shape_refusal(where: str, key: str, stored: tuple, implied: tuple
     )
 
 
-def unplaced_fix(architectures, prefix: str, loads: tuple[str, ...] = ("ForMaskedLM", "Model")) -> str:
+def unplaced_fix(
+    architectures, prefix: str, loads: tuple[str, ...] = ("ForMaskedLM", "ForPreTraining", "Model")
+) -> str:
     """How weights outside the model encoderlab builds are fixed: a fine-tuned task model (`architectures`
-    names a class other than those ending in one of `loads`: a classifier's `classifier.*` or `score.*`)
+    names a class other than those ending in one of `loads`, a pretraining class such as BertForPreTraining
+    being none: a classifier's `classifier.*` or `score.*`)
     has a head encoderlab does not load, and its body loads once those weights are gone; anything else is
     a checkpoint unlike its config. The adapter families and the Llama-style ones (`hf_llama`) both say it."""
     names = architectures if isinstance(architectures, (list, tuple)) else ()  # config.json's, unchecked
