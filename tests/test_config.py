@@ -151,7 +151,11 @@ class _Options:
 
 
 def test_a_list_where_a_plain_dict_is_expected_is_one_line():
-    with pytest.raises(UserError, match=r"^t.yaml: options: expected a mapping, got \['pooling'\]$"):
+    with pytest.raises(
+        UserError,
+        match=r"^t.yaml: options: expected a mapping, got the list \['pooling'\]; give one 'name: value' line per "
+        r"entry below it, or \{name: value\} on one line$",
+    ):
         from_dict(_Options, {"options": ["pooling"]}, "t.yaml")
 
 

@@ -20,6 +20,7 @@ CORE = (
     "__init__",
     "errors",
     "config",
+    "configforms",
     "atomic",
     "jsonlines",
     "paths",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-import math
 import types
 import typing
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from typing import Any, TypeVar
 import yaml
 
 from encoderlab.atomic import write_text_atomic
+from encoderlab.configforms import not_a_list, not_a_mapping, one_value, scalar_fix
 from encoderlab.errors import UserError, WrongType, closest, not_utf8, save_as_utf8, shown
 from encoderlab.words import noun
 from encoderlab.yamltext import (
@@ -157,13 +157,13 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
-            raise UserError(f"{where}: expected a mapping of {tp.__name__} fields, got {value!r}")
+            raise not_a_mapping(value, where, tp.__name__, recorded_fields(tp))
         return from_dict(tp, value, where)
     if origin in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            raise UserError(f"{where}: expected a list, got {value!r}")
         args = typing.get_args(tp)
         item_tp = args[0] if args else Any
+        if not isinstance(value, (list, tuple)):
+            raise not_a_list(value, where, fits=_fits(value, item_tp, where))
         items = [coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if origin is tuple else items
     if origin is typing.Literal:
@@ -175,8 +175,17 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
             raise UserError(f"{where}: must be one of {choices}, got {value!r}")
         return value
     if dict in (origin, tp) and not isinstance(value, dict):  # `options: dict` as well as `dict[str, str]`
-        raise UserError(f"{where}: expected a mapping, got {value!r}")
+        raise not_a_mapping(value, where)
     return _coerce_scalar(value, tp, where)
+
+
+def _fits(value: Any, tp: Any, where: str) -> bool:
+    """Whether `value` is a `tp` (`coerce` takes it): a list field's value that would do as its one item."""
+    try:
+        coerce(value, tp, where)
+    except UserError:
+        return False
+    return not isinstance(value, (list, dict))
 
 
 def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
@@ -220,35 +229,13 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
         raise UserError(
             f"{where}: expected {tp.__name__}, got null (nothing after the colon, `~` or `null`); give it a value"
         )
+    if tp in (int, float, str, bool) and isinstance(value, (list, dict)):  # "give a number" of [3] missed why
+        raise one_value(value, tp, where)
     if tp in (int, float, str, bool) and not (
         isinstance(value, tp) and not (tp is int and isinstance(value, bool))
     ):
-        raise WrongType(f"{where}: expected {tp.__name__}, got {value!r}", _scalar_fix(value, tp))
+        raise WrongType(f"{where}: expected {tp.__name__}, got {value!r}", scalar_fix(value, tp))
     return value
-
-
-def _scalar_fix(value: Any, tp: type) -> str:
-    """The fix of a value that is not a `tp`: its form (`SCALAR_FORMS`), or, for text that is one written in
-    quotes (`progress: "true"`, `lr: "1e-4"`), the quotes to drop: "give true or false" read as nonsense."""
-    if isinstance(value, str) and tp is not str:
-        try:
-            # not inf or nan: unquoted, YAML reads those as text too (`.inf` is its number)
-            reads = value.strip().lower() in ("true", "false") if tp is bool else math.isfinite(tp(value))
-        except ValueError:
-            reads = False
-        if reads:
-            return f"write {value.strip()} without quotes (quoted, it is text)"
-    return f"give {SCALAR_FORMS[tp]}"
-
-
-SCALAR_FORMS = {
-    float: "a number such as 3e-4",
-    int: "a whole number such as 1000",
-    bool: "true or false",
-    str: "it as text",
-}
-"""What a value of each scalar type is written as: the fix a wrong one's line ends with ("expected float,
-got 'abc'" named none)."""
 
 
 def missing_fields(fields: Mapping[str, dataclasses.Field], data: Mapping[str, Any]) -> list[str]:

@@ -44,7 +44,8 @@ ARGUMENT_CASES = [
     (
         "task-file-options-not-a-mapping",
         "eval {w}/model --task-file {w}/task_options_list.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
-        r"task file .*/task_options_list.yaml: options: expected a mapping, got \['pooling'\]$",
+        r"task file .*/task_options_list.yaml: options: expected a mapping, got the list \['pooling'\]; give one "
+        r"'name: value' line per entry below it, or \{name: value\} on one line$",
     ),
     (
         "task-file-max-steps-negative",

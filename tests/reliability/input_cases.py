@@ -61,6 +61,23 @@ CASES = [
     ("missing-config", "pretrain --config {w}/nope.yaml --out {w}/o", r"config file .* does not exist"),
     ("wrong-type", "pretrain --config {w}/wrong_type.yaml --out {w}/o", r"seed: expected int, got 'lots'"),
     (
+        "list-field-given-one-value",
+        "pretrain --recipe smoke-mlm --set sinks=tensorboard --out {w}/o",
+        r"sinks: expected a list, got 'tensorboard'; give a list: \[tensorboard\] for this one value, \[a, b\] on "
+        r"one line or one '- ' line per item$",
+    ),
+    (
+        "value-field-given-a-list",
+        "pretrain --recipe smoke-mlm --set seed=[3] --out {w}/o",
+        r"seed: expected int, got the list \[3\]; write 3 without the brackets \(one value, not a list\)$",
+    ),
+    (
+        "section-given-a-value",
+        "pretrain --recipe smoke-mlm --set layout=64 --out {w}/o",
+        r"layout: expected a mapping of BatchLayout fields, got 64; give one 'name: value' line per entry below "
+        r"it, or \{name: value\} on one line \(fields: grad_accum, micro_batch_size, seq_len, world_size\)$",
+    ),
+    (
         "unknown-field",
         "pretrain --config {w}/unknown_field.yaml --out {w}/o",
         r"unknown field layot \(layout\?\); valid:",

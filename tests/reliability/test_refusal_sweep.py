@@ -72,7 +72,7 @@ SWEEP = [
     ("transplant-layer-out-of-range", "analyze transplant {w}/model {w}/model --layers 99 --out {w}/t", r"layer 99 is out of range"),
     ("transplant-neither-layers-nor-sweep", "analyze transplant {w}/model {w}/model --out {w}/t", r"give exactly one of --layers \(one transplant\) or --sweep \(several\)$"),
     ("probe-jsonl-cut", "analyze probe {w}/model --tasks {w}/bad.jsonl --out {w}/p", r"bad.jsonl:1: not valid JSON"),
-    ("curves-sources-not-a-list", "analyze curves {w}/curves_bad.yaml --out {w}/c", r"sources: expected a list, got 5$"),
+    ("curves-sources-not-a-list", "analyze curves {w}/curves_bad.yaml --out {w}/c", r"sources: expected a list, got 5; give a list: \[a, b\] on one line or one '- ' line per item$"),
     ("curves-no-sources", "analyze curves {w}/curves_empty.yaml --out {w}/c", r"lists no sources"),
 ]  # fmt: skip
 

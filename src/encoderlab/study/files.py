@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from encoderlab.config import coerce, missing_fields, read_mapping, recorded_fields, to_dict, unknown_fields
+from encoderlab.configforms import not_a_list, not_a_mapping
 from encoderlab.data.filekinds import COMPRESSIONS, UNREAD_COMPRESSIONS
 from encoderlab.errors import UserError, closest
 from encoderlab.paths import found_in_cwd_instead
@@ -104,7 +105,7 @@ def _refuse_data_file(path: Path) -> None:
 def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
     """`cls` from plain data, adding one line per problem to `errors` (None if there was one)."""
     if not isinstance(data, dict):
-        errors.append(f"{where}: expected a mapping of {cls.__name__} fields, got {data!r}")
+        errors.append(str(not_a_mapping(data, where, cls.__name__, recorded_fields(cls))))
         return None
     fields = recorded_fields(cls)
     before = len(errors)
@@ -143,7 +144,7 @@ def _key_problems(where: str, data: dict, fields: dict) -> str | None:
 def _field(cls: type, name: str, hint: Any, value: Any, where: str, errors: list[str]) -> Any:
     if cls is StudySpec and name in _SECTIONS:
         if not isinstance(value, list):
-            errors.append(f"{where}.{name}: expected a list, got {value!r}")
+            errors.append(str(not_a_list(value, f"{where}.{name}")))
             return ()
         items = [_build(_SECTIONS[name], v, _item(name, i, v), errors) for i, v in enumerate(value)]
         return tuple(items)

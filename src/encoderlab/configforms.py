@@ -1,0 +1,98 @@
+"""The form a config value of the wrong type is to be given in: the fix a `WrongType` line ends with.
+
+Design: one table of what each scalar is written as (`SCALAR_FORMS`) and one line per container mismatch
+(`not_a_list`, `not_a_mapping`, `one_value`), so every strict load (`config.coerce`, a study file's sections,
+a damaged record read back, whose callers keep the problem apart from the fix: `errors.problem_of`) names the
+same forms. A list or mapping says which it is ("got the list [3]"): YAML reads an unquoted [ ] or { } as
+one, which is how most of these values are written by mistake. Trade-off: the forms are YAML's (the config
+files' and the CLI's `--set`/`--param` values are read as YAML), so a fix shows [a, b] and {name: value}
+rather than each caller's own syntax.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+from encoderlab.errors import WrongType, shown
+from encoderlab.yamltext import as_written
+
+SCALAR_FORMS = {
+    float: "a number such as 3e-4",
+    int: "a whole number such as 1000",
+    bool: "true or false",
+    str: "it as text",
+}
+"""What a value of each scalar type is written as: the fix a wrong one's line ends with ("expected float,
+got 'abc'" named none)."""
+
+
+def scalar_fix(value: Any, tp: type) -> str:
+    """The fix of a value that is not a `tp`: its form (`SCALAR_FORMS`), or, for text that is one written in
+    quotes (`progress: "true"`, `lr: "1e-4"`), the quotes to drop: "give true or false" read as nonsense."""
+    if isinstance(value, str) and tp is not str:
+        try:
+            # not inf or nan: unquoted, YAML reads those as text too (`.inf` is its number)
+            reads = value.strip().lower() in ("true", "false") if tp is bool else math.isfinite(tp(value))
+        except ValueError:
+            reads = False
+        if reads:
+            return f"write {value.strip()} without quotes (quoted, it is text)"
+    return f"give {SCALAR_FORMS[tp]}"
+
+
+def one_value(value: list | dict, tp: type, where: str) -> WrongType:
+    """A scalar field of type `tp` given a list or mapping: a one-item list of such a value with the brackets
+    to drop (`seed: [3]`), anything else with the one value's form ("give a whole number" missed why)."""
+    got = f"{where}: expected {tp.__name__}, got {described(value)}"
+    if isinstance(value, list) and len(value) == 1 and _is_a(value[0], tp):
+        return WrongType(got, f"write {flow(value[0])} without the brackets (one value, not a list)")
+    kind = "list" if isinstance(value, list) else "mapping"
+    return WrongType(got, f"give one value, {SCALAR_FORMS[tp]}, not a {kind}")
+
+
+def _is_a(value: Any, tp: type) -> bool:
+    """Whether `value` is one `tp` as `config.coerce` takes it (an int for a float; a bool for neither)."""
+    if isinstance(value, bool):
+        return tp is bool
+    return isinstance(value, (int, float)) if tp is float else isinstance(value, tp)
+
+
+def not_a_list(value: Any, where: str, fits: bool = False) -> WrongType:
+    """A list field given anything else (`sinks: tensorboard`), with the form of a list and, where the value
+    `fits` as the list's one item, that value in brackets: "expected a list, got 5" named no fix."""
+    one = f"[{flow(value)}] for this one value, " if fits else ""
+    return WrongType(
+        f"{where}: expected a list, got {described(value)}",
+        f"give a list: {one}[a, b] on one line or one '- ' line per item",
+    )
+
+
+def not_a_mapping(value: Any, where: str, section: str = "", fields: Iterable[str] = ()) -> WrongType:
+    """A mapping field (a plain dict, or the dataclass named `section`, whose `fields` it lists) given anything
+    else, with the form of a mapping: "expected a mapping, got ['pooling']" named no fix."""
+    what = f"a mapping of {section} fields" if section else "a mapping"
+    listed = f" (fields: {', '.join(sorted(fields))})" if section else ""
+    return WrongType(
+        f"{where}: expected {what}, got {described(value)}",
+        f"give one 'name: value' line per entry below it, or {{name: value}} on one line{listed}",
+    )
+
+
+def described(value: Any) -> str:
+    """`value` as a wrong-type line names it: a list or mapping says which it is (YAML reads an unquoted
+    [ ] or { } as one), cut as `errors.shown` cuts."""
+    if isinstance(value, list):
+        return f"the list {shown(value)}"
+    return f"the mapping {shown(value)}" if isinstance(value, dict) else shown(value)
+
+
+def flow(value: Any) -> str:
+    """`value` written as YAML writes it on one line: a number as written (`as_written`), true/false, text
+    quoted only where YAML would read it otherwise."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return as_written(value)
+    return yaml.safe_dump(value, default_flow_style=True, width=10**6).removesuffix("...\n").strip()
