@@ -13,11 +13,44 @@ The tokenizer's files are the names its class declares (`data.tokenizer.declared
 own (LUKE's entity_vocab.json) is covered without a list here to extend; without a tokenizer (none loads from
 the folder, or a version 2 record) the fixed list `data.tokenizer.TOKENIZER_READS` is. Trade-off: the caller
 hands in the loaded tokenizer, or the identity loads it once more to learn its class.
+
+`files_identity` hashes those files (name and bytes): a training start records it (`init_identity`), and a
+study keys the evaluation of a local model folder by it (`study.needs.model_identity`), so a model replaced in
+place is a new key and a moved one the same key. It reads every byte each time it is asked (disk speed; no
+cache by modification time, which a copy that keeps times would fool).
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+
+from encoderlab.errors import UserError
+
+
+class UnreadableModelFile(UserError):
+    """A file the load reads that `files_identity` cannot read (`init-file-unreadable`): raised as is where a
+    failed identity otherwise reads as "another model" (`runfolder._same_init`), whose line named --force for
+    what a chmod fixes."""
+
+
+def files_identity(folder: Path, files: list[Path], what: str) -> str:
+    """sha256 over the name (relative to `folder`) and the sha256 of each of `files` (`read_files(folder)`,
+    or a caller's older list), in that order. A file it cannot read is one line naming it and `what` (the
+    model it belongs to and who loads it)."""
+    from encoderlab.data.filerecords import sha256_of
+
+    lines = []
+    for f in files:
+        try:
+            lines.append(f"{f.relative_to(folder).as_posix()}:{sha256_of(f)}\n")
+        # permissions, a file gone since the load: was a traceback after the run folder
+        except OSError as exc:
+            raise UnreadableModelFile(
+                f"cannot read {f} ({exc.strerror or exc}), a file of {what}; make it readable by this user, "
+                "or copy the model again"
+            ) from None
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
 def read_files(folder: Path, tokenizer=None) -> list[Path]:

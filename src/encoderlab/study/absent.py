@@ -61,7 +61,7 @@ from typing import NamedTuple
 from encoderlab.errors import UserError
 from encoderlab.study.graph import Backend, Graph, Node, Pretraining, build_graph
 from encoderlab.study.needs import split_task_tests
-from encoderlab.study.nodeconfig import EvalNode
+from encoderlab.study.nodeconfig import CkaNode, EvalNode
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count, noun
 
@@ -76,10 +76,12 @@ def absent_task_files(spec: StudySpec) -> tuple[str, ...]:
 
 
 def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Backend:
-    """`backend`, but when every task file of `spec` is gone: their tasks, families and signatures as
+    """`backend`, with the model folders evaluated as is that are gone as recorded (`_recorded_models`), and
+    when every task file of `spec` is gone: their tasks, families and signatures as
     the graph.json of `study_dir` recorded them (see the module docstring). As it is when every task
     file is there, or none is recorded (a first run: building the graph then refuses the missing file);
     when only some are gone of the files it recorded, a refusal naming them and the fix."""
+    backend = _recorded_models(spec, study_dir, backend)
     files, absent = spec.eval.task_files, absent_task_files(spec)
     if not absent:
         return backend
@@ -104,6 +106,30 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
         task_signature=task_signature,
         keyed_sets=partial(_recorded_sets, _recorded_texts(nodes)),
         set_versions=lambda _against: {},  # each file's texts: not recorded, and not there to read
+    )
+
+
+def _recorded_models(spec: StudySpec, study_dir: Path, backend: Backend) -> Backend:
+    """`backend`, a start model evaluated as is whose folder is gone identified as the graph.json of
+    `study_dir` recorded it (`EvalNode.source_files`, `CkaNode.source_files`, of nodes reading that very
+    path): its finished nodes keep their keys, and one still to run is refused by the start checks, which
+    look for the folder (`checks.check_inputs`). Not read when every such model is there or names no path."""
+    gone = {
+        r.init for r in spec.runs if r.recipe is None and r.init and not Path(r.init).expanduser().exists()
+    }
+    nodes = _recorded_nodes(study_dir) if gone else []
+    recorded: dict[str, str] = {}
+    for node in nodes:
+        if node.kind == "eval" and (files := node.config.get("source_files")):
+            recorded[node.config["source"]] = files
+        elif node.kind == "cka":
+            cka = CkaNode.of(node)
+            recorded |= {cka.sources[m]: files for m, files in cka.source_files.items()}
+    if not recorded:
+        return backend
+    identity = backend.model_identity
+    return dataclasses.replace(
+        backend, model_identity=lambda source: identity(source) or recorded.get(source)
     )
 
 

@@ -97,6 +97,9 @@ class Backend:
     """Those sets as the prepare key holds them: (the named sets, the digest of the texts of those read by
     evaluation, a study's own task files' test splits, or None): their content keys the node, not their path
     (`needs.keyed_sets`)."""
+    model_identity: Callable[[str], str | None] = lambda source: None
+    """A model evaluated as is -> the identity of the files its load reads when it is a folder on this machine
+    (`needs.model_identity`), which keys its eval and CKA nodes instead of its path; None: keyed by the name."""
     set_versions: Callable[[tuple[str, ...]], dict[str, str]] = lambda against: {}
     """Those sets read by evaluation -> {name: the digest of its own texts} (`needs.set_versions`), handed to
     the prepare node aside from its key (`Node.aside`); {}: not known (a study resumed with its files gone)."""
@@ -125,13 +128,22 @@ class Graph:
     fifth of the listing, and nothing there reads a key."""
 
     def add(
-        self, kind: str, name: str, config: dict, deps: tuple[str, ...] = (), aside: dict | None = None
+        self,
+        kind: str,
+        name: str,
+        config: dict,
+        deps: tuple[str, ...] = (),
+        aside: dict | None = None,
+        key_config: dict | None = None,
     ) -> Node:
+        """Add a node keyed by `key_config` (`config` when None): an eval or CKA node's config less the path
+        of a local model folder, whose files' identity it holds (`EvalNode.key_data`)."""
         missing = [d for d in deps if d not in self.nodes]
         assert not missing, f"node {name} added before its dependencies {missing}"
         key = ""
         if self.keyed:
-            payload = {"kind": kind, "config": config, "deps": sorted(self.nodes[d].key for d in deps)}
+            keyed = config if key_config is None else key_config
+            payload = {"kind": kind, "config": keyed, "deps": sorted(self.nodes[d].key for d in deps)}
             key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         node = Node(kind=kind, name=name, config=config, deps=deps, key=key, aside=aside or {})
         self.nodes[name] = node
@@ -326,19 +338,34 @@ def _build_graph(
         graph.add("pretrain", f"pretrain/{p.model}", pretrain_config(p.config, branch), tuple(deps))
         models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
-    evals = _add_evals(graph, spec, backend, models)
+    files = _source_files(spec, backend, models) if keyed else {}
+    evals = _add_evals(graph, spec, backend, models, files)
 
     analyses = []
     for c in spec.cka:
         pair_ids = [run_id(r, spec.seeds_of(r)[0], spec) for r in map(spec.run, (c.a, c.b, *(c.noise or ())))]
         deps = tuple(dict.fromkeys(models[m][1] for m in pair_ids if models[m][1]))
         sources = {m: models[m][2] for m in pair_ids if not models[m][1] and models[m][2]}  # compared as is
-        cfg = CkaNode(analysis=c, models=tuple(pair_ids), sources=sources).data()
-        analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cfg, deps).name)
+        local = {m: files[s] for m, s in sources.items() if files.get(s)}
+        cka = CkaNode(analysis=c, models=tuple(pair_ids), sources=sources, source_files=local)
+        analyses.append(
+            graph.add("cka", f"cka/{c.a}-vs-{c.b}", cka.data(), deps, key_config=cka.key_data()).name
+        )
 
     pretrains = [n.name for n in graph if n.kind == "pretrain"]
     graph.add("report", "report", report_config(spec), (*pretrains, *evals, *analyses))
     return graph
+
+
+def _source_files(
+    spec: StudySpec, backend: Backend, models: dict[str, tuple[RunSpec, str | None, str | None]]
+) -> dict[str, str | None]:
+    """{start model evaluated as is: the identity of its files (`Backend.model_identity`)}, each read once."""
+    sources = dict.fromkeys(source for run, node, source in models.values() if node is None and source)
+    try:
+        return {source: backend.model_identity(source) for source in sources}
+    except UserError as exc:
+        raise UserError(f"study {spec.name}: {exc}") from None
 
 
 def report_config(spec: StudySpec) -> dict:
@@ -373,9 +400,14 @@ def study_tasks(spec: StudySpec, backend: Backend) -> tuple[dict[str, str], dict
 
 
 def _add_evals(
-    graph: Graph, spec: StudySpec, backend: Backend, models: dict[str, tuple[RunSpec, str | None, str | None]]
+    graph: Graph,
+    spec: StudySpec,
+    backend: Backend,
+    models: dict[str, tuple[RunSpec, str | None, str | None]],
+    files: Mapping[str, str | None],
 ) -> list[str]:
-    """One eval node per (model, checkpoint, task, LR, seed) of the study's protocol; their names."""
+    """One eval node per (model, checkpoint, task, LR, seed) of the study's protocol; their names. `files`:
+    `_source_files`."""
     own, families = study_tasks(spec, backend)
     ev, evals = spec.eval, []
     for rid, (run, node, source) in models.items():
@@ -406,6 +438,7 @@ def _add_evals(
                         seed=cells[0][1],
                         max_steps=ev.max_steps,
                         task_files=tuple(ev.task_files) if task in own else (),
+                        source_files=files.get(source) if source else None,
                     )
                     for task in group
                 ]
@@ -422,17 +455,19 @@ def _add_runs(
     are plain numbers, which `EvalNode.data` keeps as they are): a dataclass built, replaced and converted
     per node was half of `study list`'s graphs, thousands of nodes per paper study."""
     first, *rest = cfgs
-    trains = dataclasses.replace(first, also=tuple(c.task for c in rest)).data()
-    scores = [dataclasses.replace(c, trained_by=first.task).data() for c in rest]
+    trains = dataclasses.replace(first, also=tuple(c.task for c in rest))
+    scores = [dataclasses.replace(c, trained_by=first.task) for c in rest]
+    layouts = [(c.data(), c.key_data()) for c in (trains, *scores)]  # (recorded, keyed)
 
-    def add(data: dict, lr: float, seed: int, deps: tuple[str, ...]) -> str:
-        cfg = {**data, "lr": lr, "seed": seed}
-        return graph.add("eval", f"{prefix}/{cfg['task']}/lr{lr_text(lr)}/s{seed}", cfg, deps).name
+    def add(layout: tuple[dict, dict], lr: float, seed: int, deps: tuple[str, ...]) -> str:
+        cfg, keyed = ({**data, "lr": lr, "seed": seed} for data in layout)
+        name = f"{prefix}/{cfg['task']}/lr{lr_text(lr)}/s{seed}"
+        return graph.add("eval", name, cfg, deps, key_config=keyed).name
 
     names = []
     for lr, seed in cells:
-        trainer = add(trains, lr, seed, deps)
-        names += [trainer, *(add(data, lr, seed, (trainer,)) for data in scores)]
+        trainer = add(layouts[0], lr, seed, deps)
+        names += [trainer, *(add(layout, lr, seed, (trainer,)) for layout in layouts[1:])]
     return names
 
 

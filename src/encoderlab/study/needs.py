@@ -166,3 +166,21 @@ def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
     """The sets the study's prepare node cleans dataset `d` against: `decontamination_sets` when `d`
     asks for it and the study prepares it (a folder prepared elsewhere: its own meta.json says)."""
     return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
+
+
+def model_identity(source: str) -> str | None:
+    """The identity of the files a load of `source` reads (`readfiles.files_identity` of the folder
+    `hub.own_model_folder` finds, else the Hugging Face folder itself) when it is a folder on this machine, which
+    an eval or CKA node evaluating it as is is keyed by instead of its path (`EvalNode.source_files`); None for
+    an asset name or a hub id, which name their model wherever it lies (a hub id's commit: `startcommits.py`).
+    A folder that exists is read before an asset or a hub id of the same name (`sources.source_path`)."""
+    from pathlib import Path
+
+    folder = Path(source).expanduser()
+    if not folder.is_dir():
+        return None
+    from encoderlab.model.hub import own_model_folder
+    from encoderlab.model.readfiles import files_identity, read_files
+
+    folder = own_model_folder(folder) or folder
+    return files_identity(folder, read_files(folder), f"model {source}, which the study evaluates as is")

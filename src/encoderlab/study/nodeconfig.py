@@ -14,6 +14,11 @@ Trade-offs
     node rather than deep inside a run.
   * A `prepare` node holds its dataset without the folder a dataset prepared outside the study sits in
     (`DataSpec.prepared`) but with that folder's content digest, so a moved folder keeps its keys.
+  * An eval or CKA node of a model evaluated as is from a folder on this machine holds its path (what the
+    node loads, the start checks look for and the plan sizes) and the identity of the files its load reads
+    (`source_files`); its key holds the identity instead of the path (`key_data`, `Graph.add`), so a model
+    replaced in place is evaluated again and a moved one keeps its results. Its marker records the path it
+    ran from.
 """
 
 from __future__ import annotations
@@ -146,14 +151,24 @@ class EvalNode:
     scores them too, and their nodes take those records."""
     trained_by: str | None = None
     """The task whose node fine-tuned the model this node scores (its one dependency); None: its own run."""
+    source_files: str | None = None
+    """For a `source` that is a folder on this machine, the identity of the files its load reads
+    (`needs.model_identity`), which the key holds in place of the path; None: an asset or a hub id, or none."""
 
     def data(self) -> dict[str, Any]:
-        """The node's config as JSON data (the layout its key hashes); fields at their defaults are left
-        out, so nodes that existed before them keep their keys."""
+        """The node's config as JSON data (as recorded); fields at their defaults are left out, so nodes that
+        existed before them keep their keys."""
         out = to_dict(self)
-        for name, default in (("task_files", ()), ("also", ()), ("trained_by", None)):
+        for name, default in (("task_files", ()), ("also", ()), ("trained_by", None), ("source_files", None)):
             if getattr(self, name) == default:
                 del out[name]
+        return out
+
+    def key_data(self) -> dict[str, Any]:
+        """The layout the node's key hashes: `data()`, a local folder's path left out (`source_files`)."""
+        out = self.data()
+        if self.source_files is not None:
+            del out["source"]
         return out
 
     @classmethod
@@ -174,18 +189,32 @@ class CkaNode:
     """Model id -> the start model (an asset, folder or hub id) of a run without a recipe, compared as is
     (as its eval nodes' `EvalNode.source`); a model trained by the study is a pretraining dependency.
     Absent from the key when empty, so CKAs of trained runs keep their keys."""
+    source_files: dict[str, str] = field(default_factory=dict)
+    """Model id -> the identity of the files its load reads, for each of `sources` that is a folder on this
+    machine (`EvalNode.source_files`); the key holds it in place of that path."""
 
     def data(self) -> dict[str, Any]:
-        """The node's config as JSON data (the layout its key hashes)."""
+        """The node's config as JSON data (as recorded)."""
         out = {**to_dict(self.analysis), "models": list(self.models)}
-        return out | ({"sources": dict(self.sources)} if self.sources else {})
+        out |= {"sources": dict(self.sources)} if self.sources else {}
+        return out | ({"source_files": dict(self.source_files)} if self.source_files else {})
+
+    def key_data(self) -> dict[str, Any]:
+        """The layout the node's key hashes: `data()`, the paths of local folders left out (`source_files`)."""
+        out = self.data()
+        if self.source_files:
+            paths = {m: s for m, s in self.sources.items() if m not in self.source_files}
+            out.pop("sources")
+            out |= {"sources": paths} if paths else {}
+        return out
 
     @classmethod
     def of(cls, node: Node) -> CkaNode:
         """The typed config of a CKA node (strict: another shape names the node)."""
-        analysis = {k: v for k, v in node.config.items() if k not in ("models", "sources")}
+        analysis = {k: v for k, v in node.config.items() if k not in ("models", "sources", "source_files")}
         return cls(
             analysis=from_dict(CkaSpec, analysis, where=node.name),
             models=tuple(node.config["models"]),
             sources=dict(node.config.get("sources", {})),
+            source_files=dict(node.config.get("source_files", {})),
         )

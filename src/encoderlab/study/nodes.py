@@ -36,6 +36,7 @@ from encoderlab.study.needs import (
     dataset_decontamination,
     file_tasks,
     keyed_sets,
+    model_identity,
     read_text_sets,
     required_assets,
     set_versions,
@@ -311,17 +312,19 @@ def _flops(final: Path, records: list[dict], tokens: int) -> float:
 
 # --------------------------------------------------------------------------- eval
 
-_LOADED: dict[str, object] = {}
-"""The last model loaded for evaluation: consecutive eval nodes of one model skip reloading it."""
+_LOADED: dict[tuple[str, str | None], object] = {}
+"""The last model loaded for evaluation, by (path, `EvalNode.source_files`): consecutive eval nodes of one
+model skip reloading it. By path alone, a study run again in the same process after the model folder it
+evaluates as is was replaced scored the model loaded before under the new key."""
 
 
-def _eval_model(source: str):
+def _eval_model(source: str, files: str | None):
     from encoderlab.eval import load_eval_model
 
-    if source not in _LOADED:
+    if (source, files) not in _LOADED:
         _LOADED.clear()
-        _LOADED[source] = load_eval_model(source)
-    return _LOADED[source]
+        _LOADED[source, files] = load_eval_model(source)
+    return _LOADED[source, files]
 
 
 def model_source(ctx: NodeContext) -> str:
@@ -366,7 +369,7 @@ def run_eval(ctx: NodeContext) -> dict:
             trainer.result.get("pooling") or None,
         )
         return to_dict(rec)
-    em = _eval_model(model_source(ctx))
+    em = _eval_model(model_source(ctx), cfg.source_files)
     rec = eval_node(em, cfg.task, cfg.lr, cfg.seed, out=ctx.out_dir, max_steps=cfg.max_steps, also=cfg.also)
     return to_dict(rec)  # the EvalRecord, as the report reads it back
 
@@ -464,6 +467,7 @@ def real_backend() -> Backend:
         decontamination=dataset_decontamination,
         keyed_sets=keyed_sets,
         set_versions=set_versions,
+        model_identity=model_identity,
         check_start=check_start,
         check_fetched=check_fetched,
     )

@@ -101,12 +101,6 @@ class reads of its own (LUKE's entity_vocab.json); 1 (a checkpoint without the k
 folder. Runs checkpointed under an older version record and compare that version (`InitIdentity.of`)."""
 
 
-class UnreadableStart(UserError):
-    """A file of the start model that `init_identity` covers and cannot read (`init-file-unreadable`): raised
-    as is where a failed identity otherwise reads as "another model" (`runfolder._same_init`), whose line
-    named --force for what a chmod fixes."""
-
-
 def init_identity(
     model: ModelSpec, version: int = INIT_VERSION, read: ReadTokenizer | None = None
 ) -> str | None:
@@ -120,11 +114,8 @@ def init_identity(
     the tokenizer the start's load read of that folder, whose class names its files; else it is read here."""
     if not model.init or not Path(model.init).is_dir():
         return None
-    import hashlib
-
-    from encoderlab.data.filerecords import sha256_of
     from encoderlab.model.hub import own_model_folder
-    from encoderlab.model.readfiles import read_files
+    from encoderlab.model.readfiles import files_identity, read_files
 
     source = start_source(model.init)
     folder = own_model_folder(source) or source  # the folder the load reads (a Hugging Face one: `source`)
@@ -132,17 +123,7 @@ def init_identity(
         hashed = sorted(f for f in folder.iterdir() if f.is_file())
     else:
         hashed = read_files(folder, _folder_tokenizer(folder, read) if version == INIT_VERSION else None)
-    lines = []
-    for f in hashed:
-        try:
-            lines.append(f"{f.relative_to(folder).as_posix()}:{sha256_of(f)}\n")
-        # permissions, a file gone since the load: was a traceback after the run folder
-        except OSError as exc:
-            raise UnreadableStart(
-                f"cannot read {f} ({exc.strerror or exc}), a file of start model {model.init} that the run "
-                "loads; make it readable by this user, or copy the model again"
-            ) from None
-    return hashlib.sha256("".join(lines).encode()).hexdigest()
+    return files_identity(folder, hashed, f"start model {model.init} that the run loads")
 
 
 @dataclass(frozen=True)

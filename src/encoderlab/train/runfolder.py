@@ -213,7 +213,8 @@ def _same_init(run_dir: Path, cfg: RunConfig, init: InitIdentity | None) -> bool
     new place in the config, was refused as a changed config until `--force`, which lets any other change by.
     A checkpoint without the record (written before it, or a start from an asset or hub id) cannot tell; one
     without `init_version` recorded the hash of every file of the folder (`build.INIT_VERSION`)."""
-    from encoderlab.train.build import InitIdentity, UnreadableStart
+    from encoderlab.model.readfiles import UnreadableModelFile
+    from encoderlab.train.build import InitIdentity
 
     state = _latest_state(run_dir)
     recorded = state.get("init")
@@ -222,7 +223,7 @@ def _same_init(run_dir: Path, cfg: RunConfig, init: InitIdentity | None) -> bool
             recorded is not None
             and (init or InitIdentity(cfg.model)).of(state.get("init_version", 1)) == recorded
         )
-    except UnreadableStart:  # maybe the same model: the line that says what to fix, not a changed config
+    except UnreadableModelFile:  # maybe the same model: the line that says what to fix, not a changed config
         raise
     except (UserError, OSError):  # not a model folder: the run's own checks say what is wrong with it
         return False

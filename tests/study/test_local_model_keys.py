@@ -1,0 +1,131 @@
+"""A model evaluated as is from a folder on this machine is keyed by the files its load reads, not its path.
+
+Its eval (and CKA) nodes held the folder's path in their key: a model replaced in place kept the scores of the
+model it replaced (the node was found finished), and a moved one was evaluated again. Now the key holds the
+identity of the files the load reads (`needs.model_identity`, `readfiles.files_identity`, the hash a training
+start records of its `model.init`), and the config keeps the path the node loads (`EvalNode.source_files`). A
+finished study whose folder is gone since resumes as graph.json recorded it (`absent._recorded_models`). The
+study, its nodes and the model are real; the tokenizer its corpus is prepared with is a copy beside it, so
+moving the model moves nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from fake_study import tiny_corpus
+from tests.eval.fixtures import model_folder
+from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.study.study_fixtures import polarity_task_file
+
+from encoderlab.study import real_backend
+from encoderlab.study.files import load_study_file
+from encoderlab.study.graph import build_graph
+from encoderlab.study.runner import run_study
+
+
+def _study(root: Path, model: str) -> Path:
+    """A study file evaluating `root/model` as is on a task file, one LR and seed. The path is absolute, as
+    a study folder's record holds it (a relative one gone is read as a name: `files._with_paths`)."""
+    (root / "s.yaml").write_text(
+        "name: mine\nsize: tiny\nseq_len: 32\n"
+        "data: [{name: main, corpus: [corpus.jsonl], tokenizer: tok, decontaminate: false}]\n"
+        f"runs: [{{name: start, init: {root / model}}}]\n"
+        "eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0], max_steps: 2}\n"
+        "baseline: start\nclaims: []\n"
+    )
+    return root / "s.yaml"
+
+
+def _records(study: Path) -> dict[str, str]:
+    """{eval node folder: the fingerprint of the model its record scored}."""
+    markers = sorted((study / "nodes" / "eval").glob("*/node.json"))
+    return {m.parent.name: json.loads(m.read_text())["result"]["model"] for m in markers}
+
+
+def _evals(study: Path) -> dict[str, str]:
+    """Every file of the study's eval nodes, by path: what a node run again would rewrite."""
+    return {k: v for k, v in snapshot(study).items() if k.startswith("nodes/eval/")}
+
+
+def _run(root: Path, model: str) -> dict[str, str]:
+    run_study(load_study_file(_study(root, model)), root / "out", real_backend(), progress=False)
+    return _records(root / "out")
+
+
+def test_a_model_replaced_in_place_is_evaluated_again_and_a_moved_one_is_not(tmp_path):
+    tiny_corpus(tmp_path / "corpus.jsonl", 40)
+    polarity_task_file(tmp_path)
+    model_folder(tmp_path / "model", seed=0)
+    shutil.copytree(tmp_path / "model", tmp_path / "tok")
+    (first,) = _run(tmp_path, "model").items()
+
+    model_folder(tmp_path / "other", seed=1)  # another model: its weights copied over the first's
+    shutil.copy(tmp_path / "other" / "model.safetensors", tmp_path / "model" / "model.safetensors")
+    after = _run(tmp_path, "model")
+    assert len(after) == 2 and first in after.items()  # was: one node, the first model's score kept
+    (replaced,) = set(after.values()) - {first[1]}
+
+    # the same files elsewhere: the same key (the report, whose spec digest holds the path, is written again)
+    shutil.move(tmp_path / "model", tmp_path / "moved")
+    evals = _evals(tmp_path / "out")
+    assert _run(tmp_path, "moved") == after and _evals(tmp_path / "out") == evals
+    assert replaced in after.values()
+
+    shutil.rmtree(tmp_path / "moved")  # gone: its finished node keyed as graph.json recorded it
+    assert _run(tmp_path, "moved") == after and _evals(tmp_path / "out") == evals
+
+
+def test_the_key_holds_the_files_the_load_reads_not_the_path(tmp_path):
+    tiny_corpus(tmp_path / "corpus.jsonl", 40)
+    polarity_task_file(tmp_path)
+    model_folder(tmp_path / "model", seed=0)
+    shutil.copytree(tmp_path / "model", tmp_path / "tok")
+
+    def keys(model: str) -> dict[str, str]:
+        graph = build_graph(load_study_file(_study(tmp_path, model)), real_backend())
+        return {n.name: n.key for n in graph if n.kind == "eval"}
+
+    before = keys("model")
+    (tmp_path / "model" / "README.md").write_text("notes the load never reads\n")
+    shutil.copytree(tmp_path / "model", tmp_path / "copy")
+    assert keys("copy") == before
+    model_folder(tmp_path / "other", seed=1)
+    shutil.copy(tmp_path / "other" / "model.safetensors", tmp_path / "copy" / "model.safetensors")
+    assert keys("copy").keys() == before.keys() and keys("copy") != before
+
+
+def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    """The hash reads every file the load reads: one it cannot (permissions; the tests run as root, whom chmod
+    does not stop, so the read fails as it would) is refused naming it, for `study plan` and `study run` alike,
+    and no study folder is made."""
+    import encoderlab.data.assets.cache as cache
+
+    real = cache.sha256_of
+    monkeypatch.setattr(
+        cache,
+        "sha256_of",
+        lambda p: real(p) if Path(p).name != "model.safetensors" else _refused(p),
+    )
+    tiny_corpus(tmp_path / "corpus.jsonl", 40)
+    polarity_task_file(tmp_path)
+    model_folder(tmp_path / "model", seed=0)
+    shutil.copytree(tmp_path / "model", tmp_path / "tok")
+    study, weights = _study(tmp_path, "model"), tmp_path / "model" / "model.safetensors"
+    before = snapshot(tmp_path)
+    for argv in (["run", study, "--out", tmp_path / "out"], ["plan", study]):
+        code, err = cli(["study", *argv], capsys)
+        assert_one_line(
+            code,
+            err,
+            rf"^encoderlab: error: study mine: cannot read {weights} \(Permission denied\), a file of model "
+            rf"{tmp_path / 'model'}, which the study evaluates as is; make it readable by this user, or copy the "
+            r"model again$",
+        )
+        assert snapshot(tmp_path) == before
+
+
+def _refused(path):
+    raise PermissionError(13, "Permission denied", str(path))
