@@ -97,7 +97,9 @@ def test_the_key_holds_the_files_the_load_reads_not_the_path(tmp_path):
     assert keys("copy").keys() == before.keys() and keys("copy") != before
 
 
-def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written(tmp_path, capsys, monkeypatch):
+def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written(
+    tmp_path, capsys, monkeypatch
+):
     """The hash reads every file the load reads: one it cannot (permissions; the tests run as root, whom chmod
     does not stop, so the read fails as it would) is refused naming it, for `study plan` and `study run` alike,
     and no study folder is made."""
