@@ -48,6 +48,7 @@ NAMED = {
     "corpus-symlink-to-nothing": "tests.data.test_prepare_skipped::test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_change",
     "resume-at-another-world-size": "tests.train.test_pretrain_cli::test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batch",
     "init-file-unreadable": "tests.train.test_init_identity::test_an_unreadable_file_the_load_reads_is_refused_in_one_line_before_anything_is_written",
+    "study-corpus-bad-line-late": "tests.study.test_corpus_bad_line_late::test_a_bad_line_late_in_a_corpus_is_one_line_and_no_study_folder",
     "study-model-file-unreadable": "tests.study.test_local_model_keys::test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written",
     "init-unfinished-run": "tests.train.test_pretrain_cli::test_a_run_without_its_final_model_is_refused_as_a_start_model",
     "freeze-shared-layers": "tests.model.test_adapters_albert::test_freezing_some_of_albert_s_shared_layers_is_refused_before_the_run_writes",

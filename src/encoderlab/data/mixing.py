@@ -203,17 +203,24 @@ def _skipped(stats: SourceStats) -> str:
     return f" (--on-error skip skipped {' and '.join(parts)}: rerun without it to see the first)"
 
 
-def check_first_documents(sources, on_error: Literal["raise", "skip", "refuse"] = "raise") -> None:
+def check_first_documents(
+    sources, on_error: Literal["raise", "skip", "refuse"] = "raise", whole: bool = False
+) -> None:
     """Read each source's first document, so that an empty source or a bad first record is refused before
     a command makes anything (`data prepare` makes its lock and OUT.tmp beside --out: refused after that,
     it changed a folder encoderlab did not create). Trade-off: each source is opened twice (a hub source
-    connects twice), for a check that is otherwise only possible once the writing has begun."""
+    connects twice), for a check that is otherwise only possible once the writing has begun. `whole`: every
+    document is read (streamed, nothing kept), so a bad record anywhere is refused too: a study's checks,
+    whose prepare node met a bad line past the first only after the study folder was made; the price is
+    one more pass over the local files before the prepare node's own."""
     for i, source in enumerate(sources):
         stats = SourceStats(source.location)
         docs = iter_documents(source, stats, on_error)
         try:
             if next(docs, None) is None:
                 raise empty_source(sources, i, stats)
+            for _ in docs if whole else ():
+                pass
         finally:
             docs.close()
 

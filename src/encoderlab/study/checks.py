@@ -210,9 +210,10 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     """Refuse a local corpus, tokenizer or start model that is not there, in the words of the node that
     would read it, before the study writes anything: the prepare and pretraining nodes refused them only
     when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
-    resolve (a download, or a mirror). Each local source's first document is read, as `data prepare`
-    reads it before writing (`check_first_documents`): an empty file or records without the text field
-    were refused by the prepare node, after the study folder was made. Assets are fetched by now, unless
+    resolve (a download, or a mirror). Each local source is read whole, streamed (`check_first_documents`,
+    `whole`; `data prepare` reads its first document before writing): an empty file, records without the
+    text field or a bad record past the first were refused by the prepare node, after the study folder was
+    made. Assets are fetched by now, unless
     `fetched=False` (`study plan`, which fetches nothing): then only what is on this machine is checked
     (`_here`), and an asset's absence is the plan's to say. What `unread` holds (a start model, tokenizer
     or corpus entry that finished nodes only read: `reads.unread_inputs`) is not looked for: a resumed
@@ -240,8 +241,8 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
             for source in local:
                 describe(source, fix="fix the dataset's corpus in the study file", named_by=CORPUS_ENTRY)
             check_disjoint(local, ONE_ENTRY)  # was the prepare node's, after the study folder was made
-            try:  # an empty file, or records without the text field
-                check_first_documents(local, "refuse")
+            try:  # an empty file, records without the text field, a bad record anywhere (not only the first)
+                check_first_documents(local, "refuse", whole=True)
             except MissingTextField as exc:
                 raise field_in_entry(exc, d.corpus) from None
             except EmptySource as exc:
