@@ -269,6 +269,29 @@ def test_building_the_graph_loads_each_task_file_once(tmp_path, monkeypatch):
     assert loaded == [str(tmp_path / "tasks")] * 2  # a build of its own reads the file as it is then
 
 
+def test_building_the_graph_extracts_each_task_files_test_texts_once(tmp_path, monkeypatch):
+    """The prepare key's digest of the test texts and each file's own digest (handed to the node beside its key)
+    were two readings, each extracting and hashing every test text (`keyed_sets`, then `set_versions`); one
+    now (`graph.KeyedSets`). Counted on the real extraction, `testtexts.task_test_set`, not timed."""
+    import encoderlab.eval.tasks.testtexts as testtexts
+
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    task_file, _ = _task_file(tmp_path / "tasks")
+    spec = _spec(_corpus(tmp_path, []), task_file)
+    read: list[str] = []
+    real = testtexts.task_test_set
+
+    def counted(name):
+        read.append(name)
+        return real(name)
+
+    monkeypatch.setattr(testtexts, "task_test_set", counted)
+    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    assert read == [testtexts.task_test_name(task_file)]  # was twice
+    assert node.config["test_texts"] and node.aside["test_texts"] == {read[0]: real(read[0]).version}
+
+
 @pytest.mark.parametrize("edited", [("a",), ("a", "b")])
 def test_the_refusal_of_test_splits_changed_while_running_names_the_files_that_changed(
     tmp_path, monkeypatch, edited

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from encoderlab.errors import UserError
-from encoderlab.study.graph import Backend, Graph, Node, Pretraining, build_graph
+from encoderlab.study.graph import Backend, Graph, KeyedSets, Node, Pretraining, build_graph
 from encoderlab.study.needs import split_task_tests
 from encoderlab.study.nodeconfig import CkaNode, EvalNode
 from encoderlab.study.spec import DataSpec, StudySpec
@@ -105,7 +105,6 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
         file_tasks=lambda _files: dict(families),
         task_signature=task_signature,
         keyed_sets=partial(_recorded_sets, _recorded_texts(nodes)),
-        set_versions=lambda _against: {},  # each file's texts: not recorded, and not there to read
     )
 
 
@@ -140,12 +139,13 @@ def _recorded_texts(nodes: list[Node]) -> str:
     return texts.pop() if len(texts) == 1 else UNKNOWN
 
 
-def _recorded_sets(texts: str, against: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+def _recorded_sets(texts: str, against: tuple[str, ...]) -> KeyedSets:
     """`needs.keyed_sets` of a study whose task files are all gone: the named sets, and for the task files'
     test splits, the digest the record holds (`texts`), not read; `UNKNOWN`: the key of no finished node, a
-    prepare node to run, which its evaluation nodes to run with it get refused (`refuse_absent_task_files`)."""
+    prepare node to run, which its evaluation nodes to run with it get refused (`refuse_absent_task_files`).
+    Each file's own digest is not recorded, and not there to read: none."""
     named, task_tests = split_task_tests(against)
-    return named, (texts if task_tests else None)
+    return KeyedSets(named, texts if task_tests else None)
 
 
 def _partly_absent(spec: StudySpec, study_dir: Path, absent: tuple[str, ...]) -> str:

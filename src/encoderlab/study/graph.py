@@ -41,8 +41,21 @@ if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
 
 
-KeyedSets = tuple[tuple[str, ...], str | None]
-"""A prepare node's decontamination sets as its key holds them (`Backend.keyed_sets`)."""
+@dataclass(frozen=True)
+class KeyedSets:
+    """A prepare node's decontamination sets as its key holds them, and each task file's texts beside it: one
+    reading of the study's task files' test splits (`Backend.keyed_sets`). The key's digest and each file's
+    were two readings, each extracting and hashing every test text again (`keyed_sets`, then `set_versions`)."""
+
+    named: tuple[str, ...]
+    """The named sets (the data layer reads them), in the key as they are."""
+    digest: str | None = None
+    """The digest of the texts of the study's own task files' test splits together (`needs.sets_digest`), which
+    the key holds for them instead of their paths; None: none among the sets."""
+    versions: dict[str, str] = field(default_factory=dict)
+    """{set name: the digest of its own texts} of those task files, handed to the node aside from its key
+    (`Node.aside`), so a refusal names the files that changed; {}: not known (a study resumed with its files
+    gone)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +74,7 @@ class Node:
     """Content hash of (kind, config, dependency keys); set by `Graph.add`."""
     aside: dict[str, Any] = field(default_factory=dict, compare=False)
     """What the node may read beside its config that its key does not hold, nor graph.json: a prepare node's
-    test texts per task file (`Backend.set_versions`), so a refusal names the files that changed. Kept out of
+    test texts per task file (`KeyedSets.versions`), so a refusal names the files that changed. Kept out of
     the key: a key holding each file's path re-keyed the data of a moved task file."""
 
 
@@ -93,16 +106,13 @@ class Backend:
     """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
     decontamination: Callable[[StudySpec, DataSpec], tuple[str, ...]] = lambda spec, d: ()
     """The evaluation sets a dataset of the study is cleaned against (in its prepare key)."""
-    keyed_sets: Callable[[tuple[str, ...]], KeyedSets] = lambda against: (against, None)
-    """Those sets as the prepare key holds them: (the named sets, the digest of the texts of those read by
-    evaluation, a study's own task files' test splits, or None): their content keys the node, not their path
-    (`needs.keyed_sets`)."""
+    keyed_sets: Callable[[tuple[str, ...]], KeyedSets] = lambda against: KeyedSets(against)
+    """Those sets as the prepare key holds them: the named sets, the digest of the texts of those read by
+    evaluation (a study's own task files' test splits: their content keys the node, not their path) and each
+    file's own digest, read once (`needs.keyed_sets`)."""
     model_identity: Callable[[str], str | None] = lambda source: None
     """A model evaluated as is -> the identity of the files its load reads when it is a folder on this machine
     (`needs.model_identity`), which keys its eval and CKA nodes instead of its path; None: keyed by the name."""
-    set_versions: Callable[[tuple[str, ...]], dict[str, str]] = lambda against: {}
-    """Those sets read by evaluation -> {name: the digest of its own texts} (`needs.set_versions`), handed to
-    the prepare node aside from its key (`Node.aside`); {}: not known (a study resumed with its files gone)."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -272,7 +282,7 @@ def prepare_graph(
     folder recorded it (`absent.recorded_digests`); every other folder is read. `keyed`: `Graph.keyed`."""
     graph = Graph(keyed=keyed)
     recorded = recorded or {}
-    sets: dict[tuple[str, ...], tuple[KeyedSets, dict[str, str]]] = {}  # `against` -> as the key holds it
+    sets: dict[tuple[str, ...], KeyedSets] = {}  # `against` -> as the key holds it
 
     def reused(d) -> bool:  # reads the tokenizer another dataset trains (spec.DataSpec.tokenizer)
         return d.tokenizer != d.name and d.tokenizer in {x.name for x in spec.data}
@@ -288,8 +298,8 @@ def prepare_graph(
         against, tested, versions = backend.decontamination(spec, d), None, {}
         if keyed and against:  # one reading of the task files for every dataset cleaned alike
             if against not in sets:
-                sets[against] = (backend.keyed_sets(against), backend.set_versions(against))
-            (against, tested), versions = sets[against]
+                sets[against] = backend.keyed_sets(against)
+            against, tested, versions = sets[against].named, sets[against].digest, sets[against].versions
         node = PrepareNode(
             dataset=d, seq_len=spec.seq_len, prepared=digest, against=against, test_texts=tested
         )

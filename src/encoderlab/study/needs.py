@@ -20,6 +20,7 @@ from encoderlab.study.spec import DataSpec, StudySpec
 
 if TYPE_CHECKING:
     from encoderlab.data.decontaminate import TextSet
+    from encoderlab.study.graph import KeyedSets
 
 
 def corpus_sources(corpus) -> tuple:
@@ -137,14 +138,21 @@ def read_text_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[Tex
     return named, tuple(task_test_set(a) for a in task_tests)
 
 
-def keyed_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
-    """A prepare node's `against` as its key holds it: (the named sets, the digest of the task files' test
-    texts, `decontaminate.texts_digest`, or None when it names none). The key held `task-test:PATH`, the
-    file's name: a test split edited after the study prepared its data left that data as it was, cleaned
-    against the old texts; and a moved task file (or a study moved with its task files) re-keyed it, and so
-    trained every run again, on the same data. The content keys it, as a `--prepared` folder's does."""
+def keyed_sets(against: tuple[str, ...]) -> KeyedSets:
+    """A prepare node's `against` as its key holds it: the named sets, the digest of the task files' test
+    texts (`decontaminate.texts_digest`, None when it names none) and each file's own, from one reading of
+    them (`read_text_sets`). The key held `task-test:PATH`, the file's name: a test split edited after the
+    study prepared its data left that data as it was, cleaned against the old texts; and a moved task file
+    (or a study moved with its task files) re-keyed it, and so trained every run again, on the same data.
+    The content keys it, as a `--prepared` folder's does. Each file's digest is handed to the node beside
+    its key, so the node's refusal of texts changed since names the files that changed (`nodes._text_sets`),
+    not every file."""
+    from encoderlab.study.graph import KeyedSets
+
     named, text_sets = read_text_sets(against)
-    return named, sets_digest(text_sets) if text_sets else None
+    if not text_sets:
+        return KeyedSets(named)
+    return KeyedSets(named, sets_digest(text_sets), {s.name: s.version for s in text_sets})
 
 
 def sets_digest(text_sets: tuple[TextSet, ...]) -> str:
@@ -153,13 +161,6 @@ def sets_digest(text_sets: tuple[TextSet, ...]) -> str:
     from encoderlab.data.decontaminate import texts_digest
 
     return texts_digest(t for s in text_sets for t in s.texts)
-
-
-def set_versions(against: tuple[str, ...]) -> dict[str, str]:
-    """{name: the digest of its own texts} of the task files' test splits among `against`: per file, where the
-    key holds one digest of them all (`keyed_sets`), so the prepare node's refusal of texts changed since
-    names the files that changed (`nodes._text_sets`), not every file."""
-    return {s.name: s.version for s in read_text_sets(against)[1]}
 
 
 def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
