@@ -131,3 +131,35 @@ def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written
 
 def _refused(path):
     raise PermissionError(13, "Permission denied", str(path))
+
+
+def test_a_cka_of_a_local_model_as_is_is_keyed_by_its_files(tmp_path):
+    """The CKA node holds the model's path as its source (`CkaNode.sources`, what it loads) and is keyed by
+    the files (`CkaNode.source_files`), as the eval nodes of the same model are."""
+    from dataclasses import replace
+
+    from fake_study import backend as fake_backend
+    from fake_study import small_spec
+
+    from encoderlab.study.needs import model_identity
+    from encoderlab.study.nodeconfig import CkaNode
+    from encoderlab.study.spec import CkaSpec, RunSpec
+
+    def cka(model: Path):
+        spec = small_spec()
+        runs = (*spec.runs, RunSpec(name="start", label="Start", init=str(model)))
+        analysis = CkaSpec(a="start", b="mlm40", noise=("mlm40-s2", "mlm40"), texts="fake", n_texts=50)
+        backend = fake_backend()
+        backend.model_identity = model_identity
+        graph = build_graph(replace(spec, runs=runs, cka=(analysis,), claims=()), backend)
+        return graph.nodes["cka/start-vs-mlm40"]
+
+    model_folder(tmp_path / "model", seed=0)
+    node = cka(tmp_path / "model")
+    assert CkaNode.of(node).sources == {"start": str(tmp_path / "model")}
+    assert CkaNode.of(node).source_files == {"start": model_identity(str(tmp_path / "model"))}
+    shutil.move(tmp_path / "model", tmp_path / "moved")
+    assert cka(tmp_path / "moved").key == node.key
+    model_folder(tmp_path / "other", seed=1)
+    shutil.copy(tmp_path / "other" / "model.safetensors", tmp_path / "moved" / "model.safetensors")
+    assert cka(tmp_path / "moved").key != node.key
