@@ -174,7 +174,9 @@ def model_identity(source: str) -> str | None:
     `hub.own_model_folder` finds, else the Hugging Face folder itself) when it is a folder on this machine, which
     an eval or CKA node evaluating it as is is keyed by instead of its path (`EvalNode.source_files`); None for
     an asset name or a hub id, which name their model wherever it lies (a hub id's commit: `startcommits.py`).
-    A folder that exists is read before an asset or a hub id of the same name (`sources.source_path`)."""
+    A folder that exists is read before an asset or a hub id of the same name (`sources.source_path`).
+    Trade-off: the weight list is the loader's (`hub.hf_weight_files`), so a study naming such a folder
+    imports torch to build its graph (`study plan` too), and reads the folder's files whole each time."""
     from pathlib import Path
 
     folder = Path(source).expanduser()
