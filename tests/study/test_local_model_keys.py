@@ -103,13 +103,13 @@ def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written
     """The hash reads every file the load reads: one it cannot (permissions; the tests run as root, whom chmod
     does not stop, so the read fails as it would) is refused naming it, for `study plan` and `study run` alike,
     and no study folder is made."""
-    import encoderlab.data.assets.cache as cache
+    import encoderlab.data.filerecords as filerecords
 
-    real = cache.sha256_of
+    real = filerecords.sha256_of
     monkeypatch.setattr(
-        cache,
+        filerecords,
         "sha256_of",
-        lambda p: real(p) if Path(p).name != "model.safetensors" else _refused(p),
+        lambda p, limit=None: real(p, limit) if Path(p).name != "model.safetensors" else _refused(p),
     )
     tiny_corpus(tmp_path / "corpus.jsonl", 40)
     polarity_task_file(tmp_path)
