@@ -34,7 +34,14 @@ from encoderlab.eval.features import (
     end_token_id,
     start_token_id,
 )
-from encoderlab.eval.heads import BiEncoder, SequenceClassifier, SpanExtractor, TokenClassifier, info_nce
+from encoderlab.eval.heads import (
+    BiEncoder,
+    HardNegatives,
+    SequenceClassifier,
+    SpanExtractor,
+    TokenClassifier,
+    info_nce,
+)
 from encoderlab.eval.metrics import (
     CONLLEVAL_SETTINGS,
     SEQEVAL_SETTINGS,
@@ -390,6 +397,10 @@ class Retrieval:
         q = texts(task.options.query_prefix, [p["query"] for p in data.train])
         d = texts(task.options.document_prefix, [p["document"] for p in data.train])
         train = [{"query": a, "doc": b, "doc_id": p["doc_id"]} for a, b, p in zip(q, d, data.train)]
+        if data.train and "negative" in data.train[0]:  # triplets: every row has one (`custom_rows.ir_rows`)
+            n = texts(task.options.document_prefix, [p["negative"] for p in data.train])
+            for f, neg, p in zip(train, n, data.train):
+                f.update(negative=neg, document_text=p["document"], negative_text=p["negative"])
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
@@ -400,7 +411,11 @@ class Retrieval:
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
         queries = module(*model_inputs(module, [f["query"] for f in micro]))
         docs = module(*model_inputs(module, [f["doc"] for f in micro]))
-        return info_nce(queries, docs, [f["doc_id"] for f in micro])
+        hard = None
+        if "negative" in micro[0]:  # a negative is a copy of query i's positive by text: negatives have no id
+            copies = torch.tensor([[g["negative_text"] == f["document_text"] for g in micro] for f in micro])
+            hard = HardNegatives(module(*model_inputs(module, [f["negative"] for f in micro])), copies)
+        return info_nce(queries, docs, [f["doc_id"] for f in micro], hard=hard)
 
     @staticmethod
     def predict(task: Task, module: nn.Module, split: dict) -> list[dict]:

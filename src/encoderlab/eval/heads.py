@@ -23,6 +23,7 @@ as an encoder); `attention_mode="causal"` is kept for probing decoders as decode
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import torch
@@ -186,17 +187,37 @@ class BiEncoder(_Head):
         return F.normalize(self.pool(self.hidden(input_ids, mask, segment_ids), mask).float(), dim=-1)
 
 
+@dataclass(frozen=True)
+class HardNegatives:
+    """A batch's hard-negative documents (a triplet file's `negative` column) for `info_nce`."""
+
+    embeddings: torch.Tensor
+    """(N, H): one negative per training row, L2-normalised as the documents are."""
+    copies: torch.Tensor
+    """(B, N) bool: negative j is query i's own positive document (the caller decides by text, as the
+    negatives carry no id), masked for query i instead of pushed away."""
+
+
 def info_nce(
-    queries: torch.Tensor, documents: torch.Tensor, doc_ids: list[str], scale: float = 20.0
+    queries: torch.Tensor,
+    documents: torch.Tensor,
+    doc_ids: list[str],
+    scale: float = 20.0,
+    hard: HardNegatives | None = None,
 ) -> torch.Tensor:
     """In-batch-negative contrastive loss (SentenceTransformers' MultipleNegativesRankingLoss).
 
     Row i's positive is document i; every other document in the batch is a negative, except
     copies of the positive (the same passage answers several questions), which are masked out
-    instead of being pushed away. `scale` multiplies cosine similarities (ST's default 20).
+    instead of being pushed away. `scale` multiplies cosine similarities (ST's default 20). With `hard`,
+    every query's candidates are all the batch's positives, then all its hard negatives (ST's triplets:
+    `cat(positives, negatives)`), a negative that is query i's positive masked for it.
     """
-    logits = scale * queries @ documents.T
+    candidates = documents if hard is None else torch.cat([documents, hard.embeddings])
+    logits = scale * queries @ candidates.T
     same = torch.tensor([[a == b for b in doc_ids] for a in doc_ids], device=logits.device)
     same.fill_diagonal_(False)
+    if hard is not None:
+        same = torch.cat([same, hard.copies.to(logits.device)], dim=1)
     logits = logits.masked_fill(same, float("-inf"))
     return F.cross_entropy(logits, torch.arange(len(doc_ids), device=logits.device))

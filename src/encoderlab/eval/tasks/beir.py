@@ -91,10 +91,11 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
     if data.validation_fraction is not None and any(p.is_file() for p in _qrels_files(folder, "dev")):
         raise UserError(f"{where}: qrels/dev and data.validation_fraction both give validation; keep one")
     scored = _read(folder, ("dev", "test") if data.train else ("train", "dev", "test"), "data.beir", where)
-    trains, source = scored, "qrels/train.tsv"
+    trains, source, triplets = scored, "qrels/train.tsv", []
     if pairs:  # read after the scored folder, whose mistakes are the more likely (a test-only set)
         read = read_pairs(data.train, columns, base, where)
         trains, source = BeirFolder(read.corpus, read.queries, {"train": read.judged}), data.train
+        triplets = read.triplets
     elif data.train:
         trains = _training_folder(beir_folder(data.train, None, base, where, "data.train"), where)
     train, cut = trains.qrels["train"], "dev" not in scored.qrels
@@ -110,6 +111,12 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
         for d, grade in ds.items()
         if grade >= 1
     ]
+    if triplets:  # a pairs file's hard negatives: one example per row (`irpairs.Pairs.triplets`)
+        pairs = [
+            {"query": trains.queries[q], "document": trains.corpus[d], "doc_id": d, "negative": n}
+            for q, d, n in triplets
+            if q in train
+        ]
     data = TaskData(pairs, val, {"test": _split(scored.qrels["test"], scored.queries, scored.corpus)})
     return cut_validation(data) if cut else data
 

@@ -25,7 +25,8 @@ COLUMNS = {
     "qa": ("question", "context", "answers"),
     "ir": ("query", "document"),
 }
-OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id")}
+OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id", "negative")}
+"""Read where a split has them; ir's `negative` (hard negatives) in training only (`custom_rows`)."""
 METRICS = {
     "sc": ("accuracy", "macro_f1", "weighted_f1"),
     "pair-sc": ("accuracy", "macro_f1", "weighted_f1"),

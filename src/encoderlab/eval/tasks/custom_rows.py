@@ -12,6 +12,9 @@ problem and the fix, as for sc and tc cells (`custom_labels.py`):
   * an IR id given to two different queries (or documents) in one split: the later text silently
     replaced the earlier one, and its relevant documents were merged;
   * an unanswerable validation or test question of a SQuAD v1.1 task (`require_answers`).
+An IR train row may hold a hard negative (`negative`, sentence-transformers' triplets): a file with that
+column needs one in every row (`_negative`); validation and test rows' negatives are not read (scoring
+ranks the split's corpus).
 An IR id of 0 (or "0") is an id; only a missing one (absent, null, NaN, empty) falls back to a hash of the
 text (equal texts, one id).
 """
@@ -27,6 +30,8 @@ from encoderlab.eval.tasks.custom_labels import cell_text, empty
 from encoderlab.eval.tasks.paper import struct_list
 from encoderlab.eval.tasks.splits import ir_split, qa_example
 
+NEGATIVE = "negative"
+"""An IR train row's optional hard-negative field (sentence-transformers' triplet column name)."""
 RowWhere = Callable[[int], str]
 """Row i of a split -> where it is, as a refusal of it starts (`task file X: test split, line 4 of t.jsonl`)."""
 
@@ -78,10 +83,25 @@ def qa_row(r: dict, where: str) -> None:
 
 
 def ir_row(r: dict, where: str) -> None:
-    """Check an IR row's own cells (a non-empty query and document), as `ir_rows` reads them; in file
-    order first, as `qa_row`."""
+    """Check an IR row's own cells (a non-empty query and document, and its hard negative where the file
+    has a `negative` column), as `ir_rows` and `ir_negatives` read them; in file order first, as `qa_row`."""
     for field in ("query", "document"):
         _text(r, field, where)
+    if NEGATIVE in r:
+        _negative(r, where)
+
+
+def _negative(r: dict, where: str) -> str:
+    """A row's hard negative. Once a file has the column every row needs one, as sentence-transformers'
+    triplets do (a dataset's column is in every row): a row without one would train on fewer candidates
+    than its batch-mates, unsaid, so it is one line."""
+    if empty(r[NEGATIVE]):
+        raise UserError(
+            f"{where}: a row has an empty {NEGATIVE} (its hard negative; once the file has that column every "
+            "row needs one, as sentence-transformers' triplets do); fill it in, remove the row, or drop the "
+            "column to train on in-batch negatives only"
+        )
+    return _text(r, NEGATIVE, where)
 
 
 def qa_examples(
@@ -154,11 +174,26 @@ def ir_rows(
     return slots
 
 
+def ir_negatives(split_rows: list[dict], at: RowWhere, order: Sequence[int]) -> list[str] | None:
+    """Each train row's hard negative, in the split's order (checked in file order), or None where the
+    split has no `negative` column (in-batch negatives only)."""
+    if not split_rows or NEGATIVE not in split_rows[0]:
+        return None
+    slots: list = [None] * len(split_rows)
+    for i in order:
+        slots[i] = _negative(split_rows[i], at(i))
+    return slots
+
+
 def ir_pairs(split_rows: list[dict], at: RowWhere, order: Sequence[int]) -> list[dict]:
-    """Training pairs {query, document, doc_id} (the id marks in-batch copies of a positive)."""
-    return [
+    """Training pairs {query, document, doc_id} (the id marks in-batch copies of a positive), and each
+    row's `negative` where the split has that column (the key only then: other tasks' data hash stays)."""
+    pairs = [
         {"query": q, "document": d, "doc_id": did} for _, q, did, d in ir_rows(split_rows, "train", at, order)
     ]
+    for pair, negative in zip(pairs, ir_negatives(split_rows, at, order) or ()):
+        pair[NEGATIVE] = negative
+    return pairs
 
 
 def ir_eval_split(split_rows: list[dict], part: str, at: RowWhere, order: Sequence[int]) -> IRSplit:

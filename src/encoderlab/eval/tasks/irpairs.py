@@ -5,9 +5,13 @@ Test-only BEIR data (every BEIR set but MS MARCO) trains on pairs from elsewhere
 file's train split holds (`query`, `document`, optional `query_id`, `doc_id`; CSV, TSV, JSON lines or
 parquet, the text ones possibly compressed), with `columns:` naming other column names, so msmarco-pairs'
 layout (`query`, `positive`, as the paper suite reads `hgissbkh/msmarco-pairs`) is `columns: {document:
-positive}`. A column of hard negatives (`negative`, as sentence-transformers' triplets) is not read, as no
-other column outside `columns:` is: fine-tuning takes each query's negatives from the batch's other
-documents (`heads.info_nce`, SentenceTransformers' MultipleNegativesRankingLoss on pairs, as paper 1).
+positive}`. A column of hard negatives (`negative`, or the column `columns: {negative: ...}` names: the
+layout of sentence-transformers' triplets and of MS MARCO's `query, positive, negative` triplet files) is
+read too: each row is then a training example with its negative (`Pairs.triplets`), and fine-tuning adds
+the batch's negatives to every query's candidates (`heads.info_nce`, SentenceTransformers'
+MultipleNegativesRankingLoss on triplets); without it, each query's negatives are the batch's other
+documents (MultipleNegativesRankingLoss on pairs, as paper 1). Negatives are training-only: validation,
+cut from the pairs' queries, ranks their positive documents alone.
 
 Design. One reader for pairs: the file is read as a task file's train split is (`custom_data.read_local`:
 `datasets`, the file's lines kept for refusals; `custom_rows.ir_rows`: empty cells, an id given to two
@@ -22,13 +26,13 @@ are held in memory, as any task file's training rows are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.custom_data import read_local, require_named_columns, require_split_columns
 from encoderlab.eval.tasks.custom_family import COLUMNS, OPTIONAL_COLUMNS
-from encoderlab.eval.tasks.custom_rows import ir_rows
+from encoderlab.eval.tasks.custom_rows import ir_negatives, ir_rows
 from encoderlab.eval.tasks.paper import rows
 
 BEIR_FILES = {"corpus or queries": ("_id", "text"), "qrels": ("query-id", "corpus-id", "score")}
@@ -45,6 +49,10 @@ class Pairs:
     queries: dict[str, str]
     corpus: dict[str, str]
     judged: dict[str, dict[str, int]]
+    triplets: list[tuple[str, str, str]] = field(default_factory=list)
+    """(query id, document id, hard negative) of each row, in the file's order, where it has a `negative`
+    column: each row is a training example then (a pair given with two negatives, two), as in
+    sentence-transformers' triplets; empty without the column."""
 
 
 def read_pairs(name: str, columns: dict[str, str], base: Path, where: str) -> Pairs:
@@ -62,12 +70,13 @@ def read_pairs(name: str, columns: dict[str, str], base: Path, where: str) -> Pa
     read = [col["query"], col["document"], *(col[f] for f in OPTIONAL_COLUMNS["ir"] if col[f] in have)]
     raw = [{back[c]: v for c, v in r.items()} for r in rows(found["train"], read)]
     at = places["train"]
-    out = Pairs({}, {}, {})
-    for qid, query, did, document in ir_rows(
-        raw, "train", lambda i: f"{where}: {at.of('train', i)}", range(len(raw))
-    ):
+    out, row_at = Pairs({}, {}, {}), lambda i: f"{where}: {at.of('train', i)}"
+    read_rows = ir_rows(raw, "train", row_at, range(len(raw)))
+    for qid, query, did, document in read_rows:
         out.queries[qid], out.corpus[did] = query, document
         out.judged.setdefault(qid, {})[did] = 1
+    negatives = ir_negatives(raw, row_at, range(len(raw))) or ()
+    out.triplets.extend((qid, did, n) for (qid, _, did, _), n in zip(read_rows, negatives))
     return out
 
 

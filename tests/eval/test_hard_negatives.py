@@ -1,0 +1,173 @@
+"""Hard negatives in IR training (`negative`, sentence-transformers' triplets): the loss, and a task file's
+column read and trained on. Before, the column was not read: fine-tuning used in-batch negatives only.
+
+The loss is sentence-transformers' MultipleNegativesRankingLoss on (anchor, positive, negative) triplets:
+every query's candidates are the batch's positives, then the batch's negatives, its own positive the
+label (huggingface/sentence-transformers, sentence_transformers/losses/MultipleNegativesRankingLoss.py,
+`compute_loss_from_embeddings`: `docs_all = torch.cat(docs, dim=0)`, scores `similarity_fct(queries,
+docs_all) * scale`, labels `arange`; UKPLab's older `forward`: `embeddings_b = torch.cat(reps[1:])`).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+from tests.eval.fixtures import model_folder, write_jsonl, write_task_file
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+from encoderlab.errors import UserError
+from encoderlab.eval.batching import model_inputs
+from encoderlab.eval.families import Retrieval
+from encoderlab.eval.finetune import prepare
+from encoderlab.eval.heads import HardNegatives, info_nce
+from encoderlab.eval.tasks.custom import task_from_file
+
+IDS = ["a", "b", "c"]
+
+
+def _embeddings(seed: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(queries, positives, negatives), 3 each, L2-normalised as `BiEncoder` gives them."""
+    torch.manual_seed(seed)
+    q, d, n = (F.normalize(torch.randn(3, 4), dim=-1) for _ in range(3))
+    return q, d, n
+
+
+def _none() -> torch.Tensor:
+    return torch.zeros(3, 3, dtype=torch.bool)
+
+
+def test_hard_negatives_are_candidates_after_the_positives_in_one_cross_entropy():
+    q, d, n = _embeddings()
+    logits = 20 * q @ torch.cat([d, n]).T  # candidates: positives 0-2, then negatives 3-5
+    manual = torch.stack([-torch.log_softmax(logits[i], 0)[i] for i in range(3)]).mean()
+    got = info_nce(q, d, IDS, hard=HardNegatives(n, _none()))
+    assert torch.allclose(got, manual)
+    assert not torch.allclose(got, info_nce(q, d, IDS))  # the negatives count: not the pairs' loss
+
+
+def test_a_hard_negative_that_is_a_querys_positive_is_masked_for_that_query_only():
+    """Row 2's negative is row 0's positive document: masked for query 0, a negative for queries 1 and 2;
+    rows 0 and 2 share a positive (ids a, a): each other's positive is masked too, as without negatives."""
+    q, d, n = _embeddings()
+    copies = _none()
+    copies[0, 2] = True
+    logits = 20 * q @ torch.cat([d, n]).T
+    keep = {0: [0, 1, 3, 4], 1: [0, 1, 2, 3, 4, 5], 2: [1, 2, 3, 4, 5]}  # row: its unmasked candidates
+    manual = torch.stack(
+        [-torch.log_softmax(logits[i, keep[i]], 0)[keep[i].index(i)] for i in range(3)]
+    ).mean()
+    assert torch.allclose(info_nce(q, d, ["a", "b", "a"], hard=HardNegatives(n, copies)), manual)
+
+
+def test_the_loss_is_sentence_transformers_multiple_negatives_ranking_loss_on_triplets():
+    pytest.importorskip("sentence_transformers")
+    with warnings.catch_warnings():  # 6.x moved the losses; `sentence_transformers.losses` still reads them
+        warnings.simplefilter("ignore")
+        from sentence_transformers.losses import MultipleNegativesRankingLoss
+
+    class Given(torch.nn.Module):
+        """A 'model' returning the embeddings it is handed, so ST's loss scores ours."""
+
+        def forward(self, features):
+            return {"sentence_embedding": features["e"]}
+
+    q, d, n = _embeddings()
+    st = MultipleNegativesRankingLoss(Given())
+    assert torch.allclose(
+        st([{"e": q}, {"e": d}, {"e": n}], None), info_nce(q, d, IDS, hard=HardNegatives(n, _none()))
+    )
+    assert torch.allclose(st([{"e": q}, {"e": d}], None), info_nce(q, d, IDS))
+
+
+# ----------------------------------------------------------------------------- task files
+
+
+def _rows(n: int, negative: str | None = "hard") -> list[dict]:
+    """`n` training rows; row 1's negative is row 0's document (a copy of a positive); `negative`: the
+    column holding them (None: no column)."""
+    rows = [{"query": f"query about {i}", "document": f"document about {i}"} for i in range(n)]
+    if negative:
+        for i, r in enumerate(rows):
+            r[negative] = "document about 0" if i == 1 else f"unrelated passage {i}"
+    return rows
+
+
+def _task_file(tmp_path, train: list[dict], name: str = "trip.yaml", **extra):
+    write_jsonl(tmp_path / "train.jsonl", train)
+    test = [{"query": f"test query {i}", "document": f"test document {i}"} for i in range(10)]
+    write_jsonl(tmp_path / "test.jsonl", test)
+    spec = {"family": "ir", "data": {"train": "train.jsonl", "test": "test.jsonl"}, "max_length": 32, **extra}
+    return write_task_file(tmp_path, name, name=name.removesuffix(".yaml"), **spec)
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_task_files_negative_column_is_trained_on_and_scoring_is_unchanged(tmp_path, model, tokenizer):
+    """`columns: {negative: hard}` reads the triplets; the training loss adds the batch's negatives (row 1's,
+    the text of row 0's positive, masked for query 0); validation and test are those of the same file
+    without the column."""
+    path = _task_file(tmp_path, _rows(30), columns={"negative": "hard"})
+    task = task_from_file(path)
+    data = task.loader()
+    assert all(r["negative"] for r in data.train)
+    (tmp_path / "plain").mkdir()
+    without = task_from_file(_task_file(tmp_path / "plain", _rows(30, None), "plain.yaml")).loader()
+    assert data.val == without.val and data.tests == without.tests
+    assert [{k: r[k] for k in ("query", "document", "doc_id")} for r in data.train] == without.train
+
+    prepared = prepare(task, tokenizer, data)
+    module = Retrieval.build(task, model)
+    micro = sorted(prepared.train, key=lambda f: f["document_text"])[:4]  # documents 0, 1, 10, 11
+    with torch.no_grad():
+        got = Retrieval.loss(module, micro)
+        pairs_only = Retrieval.loss(module, [{k: f[k] for k in ("query", "doc", "doc_id")} for f in micro])
+        queries, docs, negatives = (
+            module(*model_inputs(module, [f[k] for f in micro])) for k in ("query", "doc", "negative")
+        )
+    copies = torch.tensor([[g["negative_text"] == f["document_text"] for g in micro] for f in micro])
+    assert copies.sum() == 1 and copies[0, 1]  # row 1's negative is query 0's positive
+    manual = info_nce(queries, docs, [f["doc_id"] for f in micro], hard=HardNegatives(negatives, copies))
+    assert torch.allclose(got, manual) and not torch.allclose(got, pairs_only)
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_task_file_without_a_negative_column_keeps_its_training_rows(tmp_path):
+    """No `negative` key where the file has no column: the data hash of such tasks (and their cached
+    scores) stays."""
+    data = task_from_file(_task_file(tmp_path, _rows(30, None))).loader()
+    assert {tuple(sorted(r)) for r in data.train} == {("doc_id", "document", "query")}
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+@pytest.mark.parametrize("empty", [None, "", "   "])
+def test_an_empty_negative_is_refused_naming_the_first_such_row(tmp_path, capsys, empty):
+    """Every row needs one once the file has the column (sentence-transformers' triplets); a row without
+    one trained on fewer candidates, unsaid. The first bad row in file order is named."""
+    rows = _rows(30, "negative")
+    rows[2]["negative"] = empty
+    rows[5]["negative"] = None
+    path = _task_file(tmp_path, rows, "task_negative_empty.yaml")
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        expected = (
+            f"task file {path}: train split, line 3 of train.jsonl: a row has an empty negative (its hard "
+            "negative; once the file has that column every row needs one, as sentence-transformers' triplets "
+            "do); fill it in, remove the row, or drop the column to train on in-batch negatives only"
+        )
+        assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
+        assert_printed_as_documented("task-file-ir-negative-empty", err, tmp_path)
+        assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_row_without_the_negative_key_beside_rows_with_it_is_refused(tmp_path):
+    rows = _rows(30, "negative")
+    del rows[3]["negative"]  # JSON lines: `datasets` fills the column with null
+    path = _task_file(tmp_path, rows)
+    with pytest.raises(UserError, match=r"line 4 of train.jsonl: a row has an empty negative"):
+        task_from_file(path)
