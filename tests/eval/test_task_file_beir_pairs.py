@@ -72,11 +72,14 @@ def test_the_scored_folders_dev_qrels_are_validation_beside_a_pairs_file(tmp_pat
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "tsv"])
-def test_msmarco_pairs_layout_reads_through_columns_and_its_negatives_are_not_trained_on(kind, tmp_path):
-    """`query, positive, negative` (msmarco-pairs' names, sentence-transformers' triplets): `columns:
-    {document: positive}` reads it; a negative is neither a training document nor in validation's corpus."""
+def test_msmarco_triplets_read_through_columns_and_train_on_their_negatives(kind, tmp_path):
+    """`query, positive, negative` (MS MARCO's triplets, sentence-transformers' names): `columns: {document:
+    positive}` reads it; each training row keeps its negative (was: the column was not read), a pair given
+    with two negatives is two rows, and a negative is neither a training document nor in validation's
+    corpus (negatives are training-only)."""
     _test_only(tmp_path)
     rows = [{"query": f"q {i}", "positive": f"pos {i}", "negative": f"neg {i}"} for i in range(30)]
+    rows.append({"query": "q 0", "positive": "pos 0", "negative": "another neg 0"})
     if kind == "jsonl":
         _write_jsonl(tmp_path / "pairs.jsonl", rows)
     else:
@@ -90,6 +93,20 @@ def test_msmarco_pairs_layout_reads_through_columns_and_its_negatives_are_not_tr
     data = task_from_file(path).loader()
     documents = {p["document"] for p in data.train} | set(data.val.corpus.values())
     assert documents == {f"pos {i}" for i in range(30)}
+    held = set(data.val.queries.values())
+    kept = [(r["query"], r["positive"], r["negative"]) for r in rows if r["query"] not in held]
+    assert [(p["query"], p["document"], p["negative"]) for p in data.train] == kept
+    assert len(kept) == len(rows) - len(held) - ("q 0" in held)  # q 0's two rows go together
+
+
+def test_an_empty_negative_in_a_pairs_file_names_its_line(tmp_path):
+    _test_only(tmp_path)
+    rows = [{"query": f"q {i}", "document": f"d {i}", "negative": f"n {i}"} for i in range(30)]
+    rows[4]["negative"] = ""
+    _write_jsonl(tmp_path / "pairs.jsonl", rows)
+    path = beir_task(tmp_path, data={"beir": "sci", "train": "pairs.jsonl"})
+    with pytest.raises(UserError, match=r"train split, line 5 of pairs.jsonl: a row has an empty negative"):
+        task_from_file(path)
 
 
 def _refused(tmp_path, capsys, data: dict, expected: str, case: str | None = None, **extra) -> None:
