@@ -100,6 +100,8 @@ def _rows(n: int, negative: str | None = "hard") -> list[dict]:
 def _task_file(tmp_path, train: list[dict], name: str = "trip.yaml", **extra):
     write_jsonl(tmp_path / "train.jsonl", train)
     test = [{"query": f"test query {i}", "document": f"test document {i}"} for i in range(10)]
+    for i, r in enumerate(test if extra.get("columns") else ()):  # a test file's negatives: not read
+        r[extra["columns"]["negative"]] = f"test negative {i}"
     write_jsonl(tmp_path / "test.jsonl", test)
     spec = {"family": "ir", "data": {"train": "train.jsonl", "test": "test.jsonl"}, "max_length": 32, **extra}
     return write_task_file(tmp_path, name, name=name.removesuffix(".yaml"), **spec)
@@ -108,8 +110,8 @@ def _task_file(tmp_path, train: list[dict], name: str = "trip.yaml", **extra):
 @pytest.mark.usefixtures("isolated_tasks")
 def test_a_task_files_negative_column_is_trained_on_and_scoring_is_unchanged(tmp_path, model, tokenizer):
     """`columns: {negative: hard}` reads the triplets; the training loss adds the batch's negatives (row 1's,
-    the text of row 0's positive, masked for query 0); validation and test are those of the same file
-    without the column."""
+    the text of row 0's positive, masked for query 0); validation and test are those of the same files
+    without the column (the test file's negatives are not read)."""
     path = _task_file(tmp_path, _rows(30), columns={"negative": "hard"})
     task = task_from_file(path)
     data = task.loader()

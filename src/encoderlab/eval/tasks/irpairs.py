@@ -16,7 +16,8 @@ cut from the pairs' queries, ranks their positive documents alone.
 Design. One reader for pairs: the file is read as a task file's train split is (`custom_data.read_local`:
 `datasets`, the file's lines kept for refusals; `custom_rows.ir_rows`: empty cells, an id given to two
 texts, ids defaulting to a hash of the text), then handed to `beir.py` as judgments (`Pairs`: each pair a
-judgment of grade 1, a pair given twice one judgment, as a qrels line given twice is), so validation is
+judgment of grade 1, a pair given twice one judgment, as a qrels line given twice is; with negatives, its
+rows kept as triplets too, the training examples of the queries left in train), so validation is
 cut from the pairs' queries and ranked against the pairs' documents exactly as a BEIR training folder's
 is, never from the scored set. A file of the wrong kind, a BEIR folder's corpus, queries or qrels file
 (named where its folder was meant), or msmarco-pairs' layout without `columns:`, is one line naming the
