@@ -173,3 +173,24 @@ def test_a_row_without_the_negative_key_beside_rows_with_it_is_refused(tmp_path)
     path = _task_file(tmp_path, rows)
     with pytest.raises(UserError, match=r"line 4 of train.jsonl: a row has an empty negative"):
         task_from_file(path)
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_named_negative_column_only_the_test_split_has_is_refused(tmp_path, capsys):
+    """`columns: {negative: hard}` where only test holds `hard`: negatives are training-only, so it was
+    dropped without a word (in-batch negatives only); `require_named_columns` refuses it only where no split
+    has it."""
+    path = _task_file(
+        tmp_path, _rows(30, None), "task_negative_not_in_train.yaml", columns={"negative": "hard"}
+    )
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        expected = (
+            f"task file {path}: columns.negative: the train split has no column 'hard' (train split, "
+            "train.jsonl: columns query, document); hard negatives are read in training only: add the column "
+            "to the train data, or leave negative out of `columns:`"
+        )
+        assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
+        assert_printed_as_documented("task-file-ir-negative-not-in-train", err, tmp_path)
+        assert not (tmp_path / "e").exists()

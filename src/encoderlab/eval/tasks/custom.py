@@ -38,7 +38,13 @@ from encoderlab.eval.spec import (
     TaskData,
 )
 from encoderlab.eval.tasks.beir import beir_data, beir_hub_id
-from encoderlab.eval.tasks.custom_data import SPLITS, DataSpec, load_splits, require_named_columns
+from encoderlab.eval.tasks.custom_data import (
+    SPLITS,
+    DataSpec,
+    load_splits,
+    require_named_columns,
+    require_train_negatives,
+)
 from encoderlab.eval.tasks.custom_family import (
     COLUMNS,
     FAMILIES,
@@ -243,6 +249,8 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
 def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> TaskData:
     optional_named = {f: spec.columns[f] for f in OPTIONAL_COLUMNS.get(spec.family, ()) if f in spec.columns}
     require_named_columns(found, places, optional_named, where)
+    if spec.family == "ir":
+        require_train_negatives(found, places, spec.columns.get("negative"), where)
     col = {f: spec.columns.get(f, f) for f in columns_of(spec.family)}
     required = _required(spec)  # every split holds them (`load_splits`)
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]

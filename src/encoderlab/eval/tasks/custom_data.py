@@ -146,6 +146,22 @@ def require_named_columns(
         )
 
 
+def require_train_negatives(
+    found: dict, places: dict[str, RowPlaces], column: str | None, where: str
+) -> None:
+    """Refuse an IR task's `columns: {negative: COLUMN}` that the train split lacks while another split has
+    it (`require_named_columns` refuses it where none has): hard negatives are read in training only, so
+    the named column was dropped without a word and training ran on in-batch negatives alone."""
+    names = found["train"].column_names
+    if column is None or column in names:
+        return
+    raise UserError(
+        f"{where}: columns.negative: the train split has no column {column!r} ({places['train'].whole('train')}: "
+        f"columns {', '.join(names)}); hard negatives are read in training only: add the column to the train "
+        "data, or leave negative out of `columns:`"
+    )
+
+
 def _near_fix(lacked: list[str], names: list[str]) -> str | None:
     """The fix for a column the header names with spaces at its ends or in another case (`review, stars`
     as a CSV header reads ' stars'), which the column list shows but the eye does not: "no column stars
