@@ -16,7 +16,7 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
-from tests.eval.fixtures import model_folder, write_jsonl, write_task_file
+from tests.eval.fixtures import model_folder, run_cli, write_jsonl, write_task_file
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
@@ -194,3 +194,22 @@ def test_a_named_negative_column_only_the_test_split_has_is_refused(tmp_path, ca
         assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
         assert_printed_as_documented("task-file-ir-negative-not-in-train", err, tmp_path)
         assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_eval_check_says_the_training_rows_hold_hard_negatives(tmp_path, capsys):
+    """`--check` says what training will use: the triplets' negatives (the pairs' count alone did not)."""
+    for name, rows in (("trip.yaml", _rows(30, "negative")), ("pairs.yaml", _rows(30, None))):
+        path = _task_file(tmp_path, rows, name)
+        argv = [
+            "eval",
+            model_folder(tmp_path / "model"),
+            "--task-file",
+            path,
+            "--out",
+            tmp_path / "e",
+            "--check",
+        ]
+        code, out, _ = run_cli([str(a) for a in argv] + ["--lrs", "1e-4", "--seeds", "0"], capsys)
+        said = re.search(r"examples: train \d+ with hard negatives,", out)
+        assert code == 0 and bool(said) == (name == "trip.yaml"), out

@@ -110,10 +110,12 @@ def _check_qa_room(task: Task, tokenizer, splits) -> None:
 
 
 def _size(split) -> str:
-    """Examples of a split (`90`), or a retrieval split's queries and documents (`20 queries + 100 documents`)."""
+    """Examples of a split (`90`; an IR train split of triplets `90 with hard negatives`, which the loss adds),
+    or a retrieval split's queries and documents (`20 queries + 100 documents`)."""
     if isinstance(split, IRSplit):
         return f"{count(len(split.queries), 'query', 'queries')} + {count(len(split.corpus), 'document')}"
-    return f"{len(split):,}"
+    hard = bool(split) and isinstance(split[0], dict) and "negative" in split[0]
+    return f"{len(split):,}" + (" with hard negatives" if hard else "")
 
 
 @dataclass(frozen=True)
