@@ -397,7 +397,7 @@ class Retrieval:
         q = texts(task.options.query_prefix, [p["query"] for p in data.train])
         d = texts(task.options.document_prefix, [p["document"] for p in data.train])
         train = [{"query": a, "doc": b, "doc_id": p["doc_id"]} for a, b, p in zip(q, d, data.train)]
-        if data.train and "negative" in data.train[0]:  # triplets: every row has one (`custom_rows.ir_rows`)
+        if data.train and "negative" in data.train[0]:  # triplets, one in every row (`ir_negatives`)
             n = texts(task.options.document_prefix, [p["negative"] for p in data.train])
             for f, neg, p in zip(train, n, data.train):
                 f.update(negative=neg, document_text=p["document"], negative_text=p["negative"])

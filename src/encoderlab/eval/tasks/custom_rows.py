@@ -13,8 +13,8 @@ problem and the fix, as for sc and tc cells (`custom_labels.py`):
     replaced the earlier one, and its relevant documents were merged;
   * an unanswerable validation or test question of a SQuAD v1.1 task (`require_answers`).
 An IR train row may hold a hard negative (`negative`, sentence-transformers' triplets): a file with that
-column needs one in every row (`_negative`); validation and test rows' negatives are not read (scoring
-ranks the split's corpus).
+column needs one in every row (`_negative`); validation and test rows' negatives are checked so too but
+not read (scoring ranks the split's corpus).
 An IR id of 0 (or "0") is an id; only a missing one (absent, null, NaN, empty) falls back to a hash of the
 text (equal texts, one id).
 """
