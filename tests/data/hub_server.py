@@ -1,0 +1,208 @@
+"""A local hub server on 127.0.0.1 that answers what huggingface_hub 2.4 asks of the hub for a model or
+dataset repo, so tests run the library's real download and cache code (`snapshot_download`,
+`hf_hub_download`, the cache layout with blobs, refs, snapshots and trees/COMMIT.json) instead of a
+cache written by hand, which missed that hub 2.4 caches the repo's whole file list (so every offline
+load of a hub id was refused as "not cached").
+
+Served endpoints (huggingface_hub 2.4.0; where each is called):
+  * GET /api/{models,datasets}/OWNER/NAME[/revision/REV]: the repo at REV (main if none): `id`, `sha`,
+    `siblings` (hf_api.py `model_info` / `dataset_info`, called by `repo_info`: `snapshot_download`
+    resolving a branch or tag, encoderlab's `reach_hub`);
+  * GET /api/{models,datasets}/OWNER/NAME/tree/REV?recursive=..: the file list, one page, no `Link`
+    header (hf_api.py `_iter_repo_tree_pages` through utils/_pagination.py; `snapshot_download` lists
+    the commit once and caches it as trees/COMMIT.json, _tree_cache.py);
+  * HEAD and GET /[datasets/]OWNER/NAME/resolve/REV/PATH (file_download.py `hf_hub_url`; HEAD:
+    `get_hf_file_metadata` reads `X-Repo-Commit`, `ETag` (the git blob sha1, quoted) and
+    `Content-Length`; GET: `http_get`). A `*.safetensors` file is served as an LFS file: `X-Linked-Etag`
+    (its sha256, the blob's name in the cache) and `X-Linked-Size`, its tree entry an `lfs` record; the
+    hub redirects such a GET to a CDN, which this server does not (the library keeps the HEAD's url).
+  * Errors carry `X-Error-Code` as the hub's do (utils/_http.py `hf_raise_for_status`): RepoNotFound,
+    RevisionNotFound, EntryNotFound (with `X-Repo-Commit`, which hub 2.4 records in `.no_exist`).
+
+Not served (a request for it is a 404 without an error code and is recorded, so a test sees it): xet
+(no `X-Xet-Hash` header, so the library downloads over plain HTTP), `paths-info`, uploads, and
+`/api/agent-harnesses`, which the library asks once a day for its user agent (utils/_detect_agent.py;
+a failure reads as "no agent").
+Trade-off: one page per listing and no redirects keep the server short; the library's code for pages
+and CDN redirects is not exercised here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+LFS_SUFFIXES = (".safetensors",)
+"""Files served as LFS files, as a hub repo's `.gitattributes` tracks weights."""
+
+
+def git_blob_id(data: bytes) -> str:
+    """A file's git blob sha1: the hub's `oid` of a file and the ETag of a file not in LFS."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass
+class ServedRepo:
+    """One repo the server holds: each commit's files (repo path -> bytes), and its branches and tags."""
+
+    repo_id: str
+    kind: str = "model"
+    """"model" or "dataset" (the hub's namespaces: `/api/models/...`, `/api/datasets/...`)."""
+    commits: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    refs: dict[str, str] = field(default_factory=dict)
+    """Branch or tag name -> commit sha (`main` is the default revision)."""
+
+    def commit_of(self, revision: str) -> str | None:
+        """The commit `revision` names (a branch, a tag or a commit sha the repo holds), or None."""
+        return self.refs.get(revision) or (revision if revision in self.commits else None)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer: status, headers and body (a HEAD sends the headers only)."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes = b""
+
+
+def _json(payload: object) -> Reply:
+    return Reply(200, {"Content-Type": "application/json"}, json.dumps(payload).encode())
+
+
+def _error(code: str, commit: str | None = None) -> Reply:
+    headers = {"X-Error-Code": code, **({"X-Repo-Commit": commit} if commit else {})}
+    return Reply(404, headers, json.dumps({"error": code}).encode())
+
+
+def _tree(files: dict[str, bytes]) -> list[dict]:
+    """The recursive listing the hub answers: each folder, then each file (with its LFS record)."""
+    folders = sorted({"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)})
+    entries: list[dict] = [{"type": "directory", "path": d, "oid": "0" * 40, "size": 0} for d in folders]
+    for path in sorted(files):
+        data = files[path]
+        entry = {"type": "file", "path": path, "size": len(data), "oid": git_blob_id(data)}
+        if path.endswith(LFS_SUFFIXES):
+            entry["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134}
+        entries.append(entry)
+    return entries
+
+
+def _file(repo: ServedRepo, commit: str, path: str) -> Reply:
+    data = repo.commits[commit].get(path)
+    if data is None:
+        return _error("EntryNotFound", commit)
+    headers = {"X-Repo-Commit": commit, "ETag": f'"{git_blob_id(data)}"', "Content-Length": str(len(data))}
+    if path.endswith(LFS_SUFFIXES):
+        headers |= {"X-Linked-Etag": f'"{hashlib.sha256(data).hexdigest()}"', "X-Linked-Size": str(len(data))}
+    return Reply(200, headers, data)
+
+
+class HubServer:
+    """The server, in a thread, serving `repos`; `requests` records each (method, path) it answered."""
+
+    def __init__(self) -> None:
+        self.repos: dict[tuple[str, str], ServedRepo] = {}
+        self.requests: list[tuple[str, str]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as httpx expects of the hub
+
+            def do_GET(self) -> None:
+                self._answer(send_body=True)
+
+            def do_HEAD(self) -> None:
+                self._answer(send_body=False)
+
+            def _answer(self, send_body: bool) -> None:
+                server.requests.append((self.command, self.path))
+                reply = server.route(urlsplit(self.path).path)
+                self.send_response(reply.status)
+                for name, value in {"Content-Length": str(len(reply.body)), **reply.headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                if send_body:
+                    self.wfile.write(reply.body)
+
+            def log_message(self, *args) -> None:  # the requests are recorded; stderr stays the test's
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def add(self, repo: ServedRepo) -> ServedRepo:
+        self.repos[(repo.kind, repo.repo_id)] = repo
+        return repo
+
+    def stop(self) -> None:
+        """Stop answering and free the port: a later request fails to connect, as an unreachable hub."""
+        if not self._thread.is_alive():
+            return
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join()
+
+    def route(self, path: str) -> Reply:
+        """The reply to a request for `path` (module docstring: the endpoints)."""
+        parts = path.strip("/").split("/")
+        api = parts[0] == "api"
+        kind = "dataset" if parts[int(api)] == "datasets" else "model"
+        rest = parts[int(api) + (kind == "dataset" or api) :]
+        repo = self.repos.get((kind, "/".join(rest[:2])))
+        if repo is None or len(rest) < 2:
+            return _error("RepoNotFound")
+        verb, revision = (rest[2], unquote(rest[3])) if len(rest) >= 4 else ("revision", "main")
+        commit = repo.commit_of(revision)
+        if commit is None:
+            return _error("RevisionNotFound")
+        if api and verb == "revision" and len(rest) <= 4:
+            siblings = [{"rfilename": p} for p in sorted(repo.commits[commit])]
+            return _json({"id": repo.repo_id, "sha": commit, "siblings": siblings, "private": False})
+        if api and verb == "tree":
+            return _json(_tree(repo.commits[commit]))
+        if not api and verb == "resolve" and len(rest) > 4:
+            return _file(repo, commit, unquote("/".join(rest[4:])))
+        return Reply(404, {}, b"not served")
+
+
+def serve_hub(monkeypatch, home: Path) -> HubServer:
+    """A started server that huggingface_hub asks, online, with a fresh HF_HOME `home` (its cache
+    `home/hub`); stopped at the test's end. huggingface_hub reads HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE
+    once, at import (constants.py), into the constants patched here; the environment is set too, for
+    encoderlab's own `hub_offline` and any process a test starts."""
+    from huggingface_hub import constants, hf_api
+
+    server = HubServer()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setattr(constants, "ENDPOINT", server.url)
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
+    )
+    monkeypatch.setattr(hf_api.api, "endpoint", server.url)  # the module-level HfApi, built at import
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+    monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(home / ".agent_harnesses.json"))
+    set_offline(monkeypatch, False)
+    monkeypatch.delenv("ENCODERLAB_HUB_MODELS", raising=False)
+    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    return server
+
+
+def set_offline(monkeypatch, offline: bool) -> None:
+    """HF_HUB_OFFLINE as huggingface_hub (its constant, read at import), `datasets` (its config, likewise)
+    and encoderlab (`data.hub.hub_offline`, the environment) read it; tests/conftest.py sets it to 1."""
+    import datasets.config
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1" if offline else "0")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", offline)
