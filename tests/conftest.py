@@ -21,6 +21,18 @@ def _isolated_hf_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.getbasetemp() / "hf_home"))
 
 
+@pytest.fixture
+def hub_server(tmp_path, monkeypatch):
+    """A local hub server (tests/data/hub_server.py, `hub_server_fixtures.serve_hub`), online, with a fresh HF_HOME; the working folder is
+    the test's own (a hub id is looked for as a folder first). Stopped at the test's end."""
+    from tests.data.hub_server_fixtures import serve_hub
+
+    monkeypatch.chdir(tmp_path)
+    server = serve_hub(monkeypatch, tmp_path / "hf-home")
+    yield server
+    server.stop()
+
+
 @pytest.fixture(autouse=True)
 def _task_registry_restored():
     """Tasks a test registers from a task file (`eval.tasks.register`, process-wide as in the CLI)

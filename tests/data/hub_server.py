@@ -1,30 +1,26 @@
-"""A local hub server on 127.0.0.1 that answers what huggingface_hub 2.4 asks of the hub for a model or
+"""A local hub server on 127.0.0.1 answering what huggingface_hub 2.4 asks of the hub for a model or
 dataset repo, so tests run the library's real download and cache code (`snapshot_download`,
-`hf_hub_download`, the cache layout with blobs, refs, snapshots and trees/COMMIT.json) instead of a
-cache written by hand, which missed that hub 2.4 caches the repo's whole file list (so every offline
-load of a hub id was refused as "not cached").
+`hf_hub_download`: blobs, refs, snapshots, trees/COMMIT.json) instead of a cache written by hand, which
+missed that hub 2.4 caches a repo's whole file list (so every offline load of a hub id was refused).
 
-Served endpoints (huggingface_hub 2.4.0; where each is called):
-  * GET /api/{models,datasets}/OWNER/NAME[/revision/REV]: the repo at REV (main if none): `id`, `sha`,
-    `siblings` (hf_api.py `model_info` / `dataset_info`, called by `repo_info`: `snapshot_download`
-    resolving a branch or tag, encoderlab's `reach_hub`);
-  * GET /api/{models,datasets}/OWNER/NAME/tree/REV?recursive=..: the file list, one page, no `Link`
-    header (hf_api.py `_iter_repo_tree_pages` through utils/_pagination.py; `snapshot_download` lists
-    the commit once and caches it as trees/COMMIT.json, _tree_cache.py);
+Served (huggingface_hub 2.4.0; where the library asks each):
+  * GET /api/{models,datasets}/OWNER/NAME[/revision/REV]: `id`, `sha`, `siblings` at REV (main if none)
+    (hf_api.py `model_info` / `dataset_info` through `repo_info`: `snapshot_download` resolving a branch
+    or tag, encoderlab's `reach_hub`);
+  * GET /api/{models,datasets}/OWNER/NAME/tree/REV?recursive=..: the file list, one page (no `Link`
+    header; hf_api.py `_iter_repo_tree_pages`), which `snapshot_download` caches as trees/COMMIT.json;
   * HEAD and GET /[datasets/]OWNER/NAME/resolve/REV/PATH (file_download.py `hf_hub_url`; HEAD:
-    `get_hf_file_metadata` reads `X-Repo-Commit`, `ETag` (the git blob sha1, quoted) and
-    `Content-Length`; GET: `http_get`). A `*.safetensors` file is served as an LFS file: `X-Linked-Etag`
-    (its sha256, the blob's name in the cache) and `X-Linked-Size`, its tree entry an `lfs` record; the
-    hub redirects such a GET to a CDN, which this server does not (the library keeps the HEAD's url).
-  * Errors carry `X-Error-Code` as the hub's do (utils/_http.py `hf_raise_for_status`): RepoNotFound,
-    RevisionNotFound, EntryNotFound (with `X-Repo-Commit`, which hub 2.4 records in `.no_exist`).
+    `get_hf_file_metadata` reads `X-Repo-Commit`, `ETag`, the git blob sha1, and `Content-Length`; GET:
+    `http_get`). A `*.safetensors` file is an LFS file: `X-Linked-Etag` (its sha256, the blob's name in
+    the cache), `X-Linked-Size`, an `lfs` record in the tree; the hub's CDN redirect is left out;
+  * errors with the hub's `X-Error-Code` (utils/_http.py `hf_raise_for_status`): RepoNotFound,
+    RevisionNotFound, EntryNotFound (with `X-Repo-Commit`, which the library records in `.no_exist`).
 
-Not served (a request for it is a 404 without an error code and is recorded, so a test sees it): xet
-(no `X-Xet-Hash` header, so the library downloads over plain HTTP), `paths-info`, uploads, and
+Anything else is a 404 without an error code, recorded in `requests` so a test sees it: xet (no
+`X-Xet-Hash` header, so the library downloads over plain HTTP), `paths-info`, uploads, and
 `/api/agent-harnesses`, which the library asks once a day for its user agent (utils/_detect_agent.py;
-a failure reads as "no agent").
-Trade-off: one page per listing and no redirects keep the server short; the library's code for pages
-and CDN redirects is not exercised here.
+a failure reads as "no agent"). Trade-off: one page per listing and no redirects keep the server short;
+the library's code for pages and CDN redirects is not exercised.
 """
 
 from __future__ import annotations
@@ -34,16 +30,12 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from tests.eval.hub_snapshot_fixtures import blob_id
 
 LFS_SUFFIXES = (".safetensors",)
 """Files served as LFS files, as a hub repo's `.gitattributes` tracks weights."""
-
-
-def git_blob_id(data: bytes) -> str:
-    """A file's git blob sha1: the hub's `oid` of a file and the ETag of a file not in LFS."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 @dataclass
@@ -86,7 +78,7 @@ def _tree(files: dict[str, bytes]) -> list[dict]:
     entries: list[dict] = [{"type": "directory", "path": d, "oid": "0" * 40, "size": 0} for d in folders]
     for path in sorted(files):
         data = files[path]
-        entry = {"type": "file", "path": path, "size": len(data), "oid": git_blob_id(data)}
+        entry = {"type": "file", "path": path, "size": len(data), "oid": blob_id(data)}
         if path.endswith(LFS_SUFFIXES):
             entry["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134}
         entries.append(entry)
@@ -97,7 +89,7 @@ def _file(repo: ServedRepo, commit: str, path: str) -> Reply:
     data = repo.commits[commit].get(path)
     if data is None:
         return _error("EntryNotFound", commit)
-    headers = {"X-Repo-Commit": commit, "ETag": f'"{git_blob_id(data)}"', "Content-Length": str(len(data))}
+    headers = {"X-Repo-Commit": commit, "ETag": f'"{blob_id(data)}"', "Content-Length": str(len(data))}
     if path.endswith(LFS_SUFFIXES):
         headers |= {"X-Linked-Etag": f'"{hashlib.sha256(data).hexdigest()}"', "X-Linked-Size": str(len(data))}
     return Reply(200, headers, data)
@@ -171,38 +163,3 @@ class HubServer:
         if not api and verb == "resolve" and len(rest) > 4:
             return _file(repo, commit, unquote("/".join(rest[4:])))
         return Reply(404, {}, b"not served")
-
-
-def serve_hub(monkeypatch, home: Path) -> HubServer:
-    """A started server that huggingface_hub asks, online, with a fresh HF_HOME `home` (its cache
-    `home/hub`); stopped at the test's end. huggingface_hub reads HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE
-    once, at import (constants.py), into the constants patched here; the environment is set too, for
-    encoderlab's own `hub_offline` and any process a test starts."""
-    from huggingface_hub import constants, hf_api
-
-    server = HubServer()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setattr(constants, "ENDPOINT", server.url)
-    monkeypatch.setattr(
-        constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
-    )
-    monkeypatch.setattr(hf_api.api, "endpoint", server.url)  # the module-level HfApi, built at import
-    monkeypatch.setenv("HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
-    monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(home / ".agent_harnesses.json"))
-    set_offline(monkeypatch, False)
-    monkeypatch.delenv("ENCODERLAB_HUB_MODELS", raising=False)
-    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
-    return server
-
-
-def set_offline(monkeypatch, offline: bool) -> None:
-    """HF_HUB_OFFLINE as huggingface_hub (its constant, read at import), `datasets` (its config, likewise)
-    and encoderlab (`data.hub.hub_offline`, the environment) read it; tests/conftest.py sets it to 1."""
-    import datasets.config
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1" if offline else "0")
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", offline)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from huggingface_hub import constants
 from tests.data.hub_cache_fixtures import POSITIONS, SHA_A, SHA_B, commit_model_folder
-from tests.data.hub_server import HubServer, ServedRepo, serve_hub, set_offline
+from tests.data.hub_server import HubServer, ServedRepo
+from tests.data.hub_server_fixtures import REPO_EXTRAS, go_offline, repo_files
 from tests.eval.fixtures import model_folder
 
 from encoderlab.data.hub import hub_offline
@@ -24,57 +25,39 @@ from encoderlab.model.hub import load_pretrained
 from encoderlab.model.sources import source_path
 
 HUB_ID = "someone/enc"
-EXTRA = {".gitattributes": b"*.safetensors filter=lfs diff=lfs merge=lfs -text\n", "README.md": b"# enc\n"}
-"""Files every hub repo holds and no load reads."""
 
 
-def repo_files(folder: Path) -> dict[str, bytes]:
-    """A model folder's files as a repo holds them, with the files no load reads (`EXTRA`)."""
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
-    } | EXTRA
+def storage() -> Path:
+    """The repo's folder in the hub cache the server's test set (`serve_hub`)."""
+    return Path(constants.HF_HUB_CACHE) / "models--someone--enc"
 
 
-@pytest.fixture
-def hub(tmp_path, monkeypatch):
-    """The local hub server, online, with a fresh HF_HOME; the working folder is the test's own."""
-    monkeypatch.chdir(tmp_path)
-    server = serve_hub(monkeypatch, tmp_path / "hf-home")
-    yield server
-    server.stop()
-
-
-def go_offline(server: HubServer, monkeypatch) -> int:
-    """Stop the server and set HF_HUB_OFFLINE=1; returns how many requests it had answered."""
-    server.stop()
-    set_offline(monkeypatch, True)
-    assert hub_offline() and constants.HF_HUB_OFFLINE
-    return len(server.requests)
-
-
-def test_a_model_downloaded_online_loads_offline_from_the_cache_the_library_wrote(hub, tmp_path, monkeypatch):
-    files = repo_files(model_folder(tmp_path / "repo"))
-    hub.add(ServedRepo(HUB_ID, commits={SHA_B: files}, refs={"main": SHA_B}))
+def test_a_model_downloaded_online_loads_offline_from_the_cache_the_library_wrote(
+    hub_server, tmp_path, monkeypatch
+):
+    hub_server.add(
+        ServedRepo(HUB_ID, commits={SHA_B: repo_files(model_folder(tmp_path / "repo"))}, refs={"main": SHA_B})
+    )
     online = load_pretrained(HUB_ID)
-    storage = Path(constants.HF_HUB_CACHE) / "models--someone--enc"
-    snapshot = storage / "snapshots" / SHA_B
-    listed = json.loads((storage / "trees" / f"{SHA_B}.json").read_text())["files"]
-    assert set(EXTRA) <= set(listed) and not any((snapshot / name).exists() for name in EXTRA), listed
-    assert (storage / "refs" / "main").read_text() == SHA_B  # the library's cache, not a hand-written one
-    answered = go_offline(hub, monkeypatch)
+    snapshot = storage() / "snapshots" / SHA_B
+    listed = json.loads((storage() / "trees" / f"{SHA_B}.json").read_text())["files"]
+    assert set(REPO_EXTRAS) <= set(listed) and not any((snapshot / name).exists() for name in REPO_EXTRAS)
+    assert (storage() / "refs" / "main").read_text() == SHA_B  # the library's cache, not a hand-written one
+    answered = go_offline(hub_server, monkeypatch)
+    assert hub_offline() and constants.HF_HUB_OFFLINE
     offline = load_pretrained(
         HUB_ID
     )  # was: "model 'someone/enc' is not a folder or asset, and the hub is offline"
-    assert source_path(HUB_ID) == snapshot and len(hub.requests) == answered
+    assert source_path(HUB_ID) == snapshot and len(hub_server.requests) == answered
     assert offline.tokenizer.get_vocab() == online.tokenizer.get_vocab()
     online_weights, offline_weights = online.model.state_dict(), offline.model.state_dict()
     assert all(online_weights[k].equal(offline_weights[k]) for k in online_weights)
 
 
-def _two_commits(hub: HubServer, tmp_path: Path) -> None:
+def _two_commits(server: HubServer, tmp_path: Path) -> None:
     """someone/enc with commits A (tag v1) and B (main), told apart by their positions."""
     commits = {sha: repo_files(commit_model_folder(tmp_path / sha[:1], sha)) for sha in (SHA_A, SHA_B)}
-    hub.add(ServedRepo(HUB_ID, commits=commits, refs={"main": SHA_B, "v1": SHA_A}))
+    server.add(ServedRepo(HUB_ID, commits=commits, refs={"main": SHA_B, "v1": SHA_A}))
 
 
 def _positions(folder: Path) -> int:
@@ -82,29 +65,28 @@ def _positions(folder: Path) -> int:
 
 
 def test_a_pinned_commit_and_a_tag_download_online_and_load_offline_at_their_commits(
-    hub, tmp_path, monkeypatch
+    hub_server, tmp_path, monkeypatch
 ):
-    _two_commits(hub, tmp_path)
+    _two_commits(hub_server, tmp_path)
     pins = {f"{HUB_ID}@v1": SHA_A, f"{HUB_ID}@{SHA_B}": SHA_B}
     for pin, sha in pins.items():
         assert source_path(pin).name == sha and _positions(source_path(pin)) == POSITIONS[sha]
-    asked = [path for method, path in hub.requests if method == "GET" and "/api/" in path]
+    asked = [path for method, path in hub_server.requests if method == "GET" and "/api/" in path]
     assert (
         f"/api/models/{HUB_ID}/revision/v1" in asked
-    )  # the tag resolved by the hub; the sha asked no repo_info
+    )  # the tag resolved by the hub; the sha asks no repo_info
     assert not any(f"revision/{SHA_B}" in path for path in asked), asked
-    storage = Path(constants.HF_HUB_CACHE) / "models--someone--enc"
-    assert (storage / "refs" / "v1").read_text() == SHA_A
-    answered = go_offline(hub, monkeypatch)
+    assert (storage() / "refs" / "v1").read_text() == SHA_A
+    answered = go_offline(hub_server, monkeypatch)
     for pin, sha in pins.items():  # each pin reads its own commit's snapshot, the server stopped
         folder = source_path(pin)
         assert folder.name == sha and _positions(folder) == POSITIONS[sha], pin
         assert load_pretrained(pin).model.config.max_seq_len == POSITIONS[sha]
-    assert len(hub.requests) == answered
+    assert len(hub_server.requests) == answered
 
 
-def test_a_revision_the_served_repo_lacks_is_one_line_naming_the_pin(hub, tmp_path):
-    _two_commits(hub, tmp_path)
+def test_a_revision_the_served_repo_lacks_is_one_line_naming_the_pin(hub_server, tmp_path):
+    _two_commits(hub_server, tmp_path)
     with pytest.raises(UserError) as refused:
         source_path(f"{HUB_ID}@v9")
     assert "has no revision 'v9'" in str(refused.value) and "\n" not in str(refused.value)

@@ -1,0 +1,67 @@
+"""Tests' hold on the local hub server (hub_server.py): `serve_hub` starts one and points huggingface_hub,
+`datasets` and encoderlab at it with a fresh HF_HOME (the `hub_server` fixture of tests/conftest.py),
+`go_offline` stops it and sets HF_HUB_OFFLINE=1, `repo_files` is a folder as a served repo holds it.
+
+huggingface_hub reads HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE once, at import (constants.py), and so does
+`datasets` (config.py): the environment alone would not reach them, so their constants are patched too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.data.hub_server import HubServer
+
+
+def serve_hub(monkeypatch, home: Path) -> HubServer:
+    """A started server that huggingface_hub asks, online, with a fresh HF_HOME `home` (its cache
+    `home/hub`), no mirror; the caller stops it. The environment is set too, for encoderlab's own
+    `hub_offline` and any process a test starts."""
+    from huggingface_hub import constants, hf_api
+
+    server = HubServer()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setattr(constants, "ENDPOINT", server.url)
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
+    )
+    monkeypatch.setattr(hf_api.api, "endpoint", server.url)  # the module-level HfApi, built at import
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
+    monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(home / ".agent_harnesses.json"))
+    set_offline(monkeypatch, False)
+    monkeypatch.delenv("ENCODERLAB_HUB_MODELS", raising=False)
+    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    return server
+
+
+def set_offline(monkeypatch, offline: bool) -> None:
+    """HF_HUB_OFFLINE as huggingface_hub (its constant, read at import), `datasets` (its config, likewise)
+    and encoderlab (`data.hub.hub_offline`, the environment) read it; tests/conftest.py sets it to 1."""
+    import datasets.config
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1" if offline else "0")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", offline)
+
+
+REPO_EXTRAS = {
+    ".gitattributes": b"*.safetensors filter=lfs diff=lfs merge=lfs -text\n",
+    "README.md": b"# card\n",
+}
+"""Files every hub repo holds and no model load reads."""
+
+
+def repo_files(folder: Path) -> dict[str, bytes]:
+    """A folder's files as a served repo holds them (repo path -> bytes), with `REPO_EXTRAS`."""
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    return files | REPO_EXTRAS
+
+
+def go_offline(server: HubServer, monkeypatch) -> int:
+    """Stop `server` and set HF_HUB_OFFLINE=1; how many requests it had answered (a test then checks it
+    answered no more: a stopped server answers none, and its port refuses)."""
+    server.stop()
+    set_offline(monkeypatch, True)
+    return len(server.requests)
