@@ -7,14 +7,17 @@ Served (huggingface_hub 2.4.0; where the library asks each):
   * GET /api/{models,datasets}/OWNER/NAME[/revision/REV]: `id`, `sha`, `siblings` at REV (main if none)
     (hf_api.py `model_info` / `dataset_info` through `repo_info`: `snapshot_download` resolving a branch
     or tag, encoderlab's `reach_hub`);
-  * GET /api/{models,datasets}/OWNER/NAME/tree/REV?recursive=..: the file list, one page (no `Link`
-    header; hf_api.py `_iter_repo_tree_pages`), which `snapshot_download` caches as trees/COMMIT.json;
+  * GET /api/{models,datasets}/OWNER/NAME/tree/REV[/PATH]?recursive=..: the files and folders under
+    PATH, one page (no `Link` header; hf_api.py `_iter_repo_tree_pages`): `snapshot_download` lists the
+    whole repo and caches it as trees/COMMIT.json, `datasets`' HfFileSystem lists a data folder;
   * HEAD and GET /[datasets/]OWNER/NAME/resolve/REV/PATH (file_download.py `hf_hub_url`; HEAD:
     `get_hf_file_metadata` reads `X-Repo-Commit`, `ETag`, the git blob sha1, and `Content-Length`; GET:
     `http_get`). A `*.safetensors` file is an LFS file: `X-Linked-Etag` (its sha256, the blob's name in
     the cache), `X-Linked-Size`, an `lfs` record in the tree; the hub's CDN redirect is left out;
   * errors with the hub's `X-Error-Code` (utils/_http.py `hf_raise_for_status`): RepoNotFound,
     RevisionNotFound, EntryNotFound (with `X-Repo-Commit`, which the library records in `.no_exist`).
+`datasets` 5.2's `load_dataset` of a hub id asks these only: the card (resolve/main/README.md), the repo
+info at its commit, a data folder's tree, HEADs of files it may lack (`.huggingface.yaml`, ...), the data.
 
 Anything else is a 404 without an error code, recorded in `requests` so a test sees it: xet (no
 `X-Xet-Hash` header, so the library downloads over plain HTTP), `paths-info`, uploads, and
@@ -30,7 +33,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from tests.eval.hub_snapshot_fixtures import blob_id
 
@@ -72,11 +75,19 @@ def _error(code: str, commit: str | None = None) -> Reply:
     return Reply(404, headers, json.dumps({"error": code}).encode())
 
 
-def _tree(files: dict[str, bytes]) -> list[dict]:
-    """The recursive listing the hub answers: each folder, then each file (with its LFS record)."""
-    folders = sorted({"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)})
-    entries: list[dict] = [{"type": "directory", "path": d, "oid": "0" * 40, "size": 0} for d in folders]
-    for path in sorted(files):
+def _tree(files: dict[str, bytes], under: str, recursive: bool) -> list[dict]:
+    """The listing the hub answers of the folder `under` ("" the root): each folder, then each file (with
+    its LFS record); with `recursive`, all below it, else its own entries only."""
+    prefix = f"{under}/" if under else ""
+    folders = {"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)}
+
+    def listed(path: str) -> bool:
+        return path.startswith(prefix) and (recursive or "/" not in path[len(prefix) :])
+
+    entries: list[dict] = [
+        {"type": "directory", "path": d, "oid": "0" * 40, "size": 0} for d in sorted(folders) if listed(d)
+    ]
+    for path in filter(listed, sorted(files)):
         data = files[path]
         entry = {"type": "file", "path": path, "size": len(data), "oid": blob_id(data)}
         if path.endswith(LFS_SUFFIXES):
@@ -114,7 +125,7 @@ class HubServer:
 
             def _answer(self, send_body: bool) -> None:
                 server.requests.append((self.command, self.path))
-                reply = server.route(urlsplit(self.path).path)
+                reply = server.route(self.path)
                 self.send_response(reply.status)
                 for name, value in {"Content-Length": str(len(reply.body)), **reply.headers}.items():
                     self.send_header(name, value)
@@ -142,8 +153,9 @@ class HubServer:
         self._httpd.server_close()
         self._thread.join()
 
-    def route(self, path: str) -> Reply:
-        """The reply to a request for `path` (module docstring: the endpoints)."""
+    def route(self, url: str) -> Reply:
+        """The reply to a request for `url` (module docstring: the endpoints)."""
+        path, _, query = url.partition("?")
         parts = path.strip("/").split("/")
         api = parts[0] == "api"
         kind = "dataset" if parts[int(api)] == "datasets" else "model"
@@ -159,7 +171,8 @@ class HubServer:
             siblings = [{"rfilename": p} for p in sorted(repo.commits[commit])]
             return _json({"id": repo.repo_id, "sha": commit, "siblings": siblings, "private": False})
         if api and verb == "tree":
-            return _json(_tree(repo.commits[commit]))
+            under, recursive = unquote("/".join(rest[4:])), "recursive=true" in query.lower()
+            return _json(_tree(repo.commits[commit], under, recursive))
         if not api and verb == "resolve" and len(rest) > 4:
             return _file(repo, commit, unquote("/".join(rest[4:])))
         return Reply(404, {}, b"not served")

@@ -16,6 +16,7 @@ def serve_hub(monkeypatch, home: Path) -> HubServer:
     """A started server that huggingface_hub asks, online, with a fresh HF_HOME `home` (its cache
     `home/hub`), no mirror; the caller stops it. The environment is set too, for encoderlab's own
     `hub_offline` and any process a test starts."""
+    import datasets.config
     from huggingface_hub import constants, hf_api
 
     server = HubServer()
@@ -25,6 +26,10 @@ def serve_hub(monkeypatch, home: Path) -> HubServer:
         constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
     )
     monkeypatch.setattr(hf_api.api, "endpoint", server.url)  # the module-level HfApi, built at import
+    monkeypatch.setattr(datasets.config, "HF_ENDPOINT", server.url)  # `datasets` passes it to HfApi
+    monkeypatch.setattr(
+        datasets.config, "HUB_DATASETS_URL", server.url + "/datasets/{repo_id}/resolve/{revision}/{path}"
+    )
     monkeypatch.setenv("HF_HOME", str(home))
     monkeypatch.setattr(constants, "HF_HOME", str(home))
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))

@@ -17,7 +17,8 @@ Callers hand the result to the same call as for the hub id (`datasets.load_datas
 split=..., streaming=True)`, `AutoTokenizer.from_pretrained(loc)`): with a local folder `datasets`
 resolves configs and data files from the card exactly as it does for the hub repo, so a lab mirrors
 a corpus once on a login node and points compute nodes at it, and the tests run the hub code path on
-simulated repos (tests/data/hub_corpus_fixtures.py, tests/eval/hub_fixtures.py).
+simulated repos (tests/data/hub_corpus_fixtures.py, tests/eval/hub_fixtures.py). Downloads and the local
+hub cache are tested against a local hub server (tests/data/hub_server.py), through the libraries' own code.
 
 Downloads. Without a mirror, a model or tokenizer id is fetched by `hubmodels.download_model_repo` (the
 one place that downloads one: `huggingface_hub.snapshot_download`, which asks the hub once and falls back

@@ -1,0 +1,69 @@
+"""Hub datasets read by `eval.tasks.hub.load_hub` through huggingface_hub's and `datasets`' real download
+and cache code, from a local hub server (tests/data/hub_server.py), then read offline, the server stopped,
+from the caches those libraries wrote: a CSV dataset (fetched into a hub cache snapshot and read as a
+mirror is) and a parquet one (read by `datasets`, its snapshot checked complete offline).
+
+test_hub_csv_snapshot.py simulates the hub at the libraries' calls (`hf_hub_download`, `HfApi`,
+`dataset_module_factory`); here nothing of either library is replaced, so what they write (refs, blobs,
+`.no_exist`, trees/COMMIT.json) is what an offline run finds."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+from tests.data.hub_server import ServedRepo
+from tests.data.hub_server_fixtures import REPO_EXTRAS, go_offline
+
+from encoderlab.eval.tasks.hub import HubSource, load_hub
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+COMMIT = "c" * 40
+CARD = """---
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train{suffix}
+  - split: test
+    path: data/test{suffix}
+---
+# reviews
+"""
+
+
+def _served(hub_server, repo: str, suffix: str, train: bytes, test: bytes) -> None:
+    files = {
+        "README.md": CARD.format(suffix=suffix).encode(),
+        f"data/train{suffix}": train,
+        f"data/test{suffix}": test,
+    }
+    hub_server.add(ServedRepo(repo, "dataset", {COMMIT: {**REPO_EXTRAS, **files}}, {"main": COMMIT}))
+
+
+def test_a_hub_csv_dataset_read_online_is_read_offline_as_written(hub_server, monkeypatch):
+    _served(hub_server, "me/reviews", ".csv", b"review,stars\n00123,N/A\nfine,1\n", b"review,stars\nNULL,0\n")
+    online = load_hub(HubSource("me/reviews"))
+    assert online["train"]["review"] == ["00123", "fine"] and online["test"]["review"] == ["NULL"]
+    answered = go_offline(hub_server, monkeypatch)
+    offline = load_hub(HubSource("me/reviews"))
+    assert {s: offline[s].to_list() for s in offline} == {s: online[s].to_list() for s in online}
+    assert len(hub_server.requests) == answered
+
+
+def _parquet(rows: dict) -> bytes:
+    buffer = io.BytesIO()
+    pd.DataFrame(rows).to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def test_a_hub_parquet_dataset_read_online_is_read_offline(hub_server, monkeypatch):
+    train, test = _parquet({"text": ["a b", "c d"], "label": [0, 1]}), _parquet({"text": ["e"], "label": [1]})
+    _served(hub_server, "me/pq", ".parquet", train, test)
+    online = load_hub(HubSource("me/pq"))
+    assert online["train"]["text"] == ["a b", "c d"]
+    answered = go_offline(hub_server, monkeypatch)
+    offline = load_hub(HubSource("me/pq"))
+    assert {s: offline[s].to_list() for s in offline} == {s: online[s].to_list() for s in online}
+    assert len(hub_server.requests) == answered
