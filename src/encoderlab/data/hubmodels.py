@@ -102,15 +102,17 @@ def resolved_commit(hub_id: str) -> str | None:
     """The commit a load of `hub_id` reads now, told without the network: its pin when that is a commit;
     else a mirror's, when its download records name one commit for every file a load reads (`_check_pin`
     would accept it); else the commit of the hub cache snapshot it resolves to (a snapshot folder is named
-    by its commit). None when nothing tells it (a mirror without records, nothing cached)."""
+    by its commit, whatever files of the repo it lacks: a tokenizer's download has no weights). None when
+    nothing tells it (a mirror without records, nothing cached)."""
     repo, revision = split_revision(hub_id)
     if revision is not None and is_commit(revision):
         return revision
     folder = mirror_folder(hub_id)
     if folder is not None:  # no record, an edited file, or files of two downloads: no one commit
         return mirror_commit(repo, folder, _read_files(folder), HUB_MODELS_ENV, "model")
-    cached = None if mirror_root("model") is not None else cached_snapshot(hub_id)
-    return cached.name if cached is not None and is_commit(cached.name) else None
+    # not `cached_snapshot`, which refuses a snapshot lacking a model's files: a tokenizer's was recorded null
+    cached = None if mirror_root("model") is not None else _cached(hub_id, MODEL_FILES)
+    return cached.folder.name if cached is not None and is_commit(cached.folder.name) else None
 
 
 def hub_read(name: str) -> dict[str, str | None]:

@@ -165,7 +165,9 @@ def tokenizer_folder(name_or_path: str | Path, base: Path | None = None) -> Path
     check_source(str(name_or_path), "tokenizer", TOKENIZER_FIX, base)  # a model's check: no hub for a typo
     folder = _tokenizer_folder(path) if path.exists() else _asset_folder(str(name_or_path))
     if folder is None:
-        mirror = model_mirror(str(name_or_path), "tokenizer", base)  # a hub id, or refused with one line
+        # a hub id, or refused with one line; offline, a cached snapshot is judged on the tokenizer's files,
+        # which is all its download fetches (not the weights its repo's cached file list names)
+        mirror = model_mirror(str(name_or_path), "tokenizer", base, TOKENIZER_GLOBS)
         folder = _tokenizer_folder(mirror) if mirror is not None else None
     return folder
 
