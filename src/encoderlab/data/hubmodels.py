@@ -53,6 +53,13 @@ DOWNLOAD_FIX = "check the path, or the network, or set HF_HUB_OFFLINE=1 to use t
 """The fix of a model repo the hub could not give (`download_model_repo`, `check_model_repo`)."""
 
 
+def read_files(what: str) -> tuple[str, ...]:
+    """The files a load of a model repo as `what` reads ("model": `MODEL_FILES`, "tokenizer":
+    `TOKENIZER_GLOBS`), on which a cached snapshot of it is judged (huggingface_hub 2.4 caches the repo's
+    whole file list, and a snapshot lacking files of `MODEL_FILES` it names is no model's)."""
+    return TOKENIZER_GLOBS if what == "tokenizer" else MODEL_FILES
+
+
 def split_revision(name: str) -> tuple[str, str | None]:
     """(OWNER/NAME, REV) of `OWNER/NAME@REV`; (name, None) when no revision is pinned."""
     repo, at, revision = name.partition("@")
@@ -226,8 +233,14 @@ def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None)
     `model_mirror` refuses or `download_model_repo` could not fetch: no mirror of it, or neither in the
     local hub cache nor on the hub, asked once (`reach_hub`, at the pinned revision; never with the hub
     offline), each in the line of the call that refuses it, naming the folder `hub_id` is not in `base`
-    (`no_folder`). A study checks its hub ids so before anything runs (`study.checks.check_hub_ids`)."""
-    if model_mirror(hub_id, what, base) is not None or cached_snapshot(hub_id) is not None:
+    (`no_folder`). A study checks its hub ids so before anything runs (`study.checks.check_hub_ids`). The
+    local hub cache's snapshot is judged on the files `what` reads (`read_files`): a tokenizer's download
+    fetches no weights."""
+    patterns = read_files(what)
+    if (
+        model_mirror(hub_id, what, base, patterns) is not None
+        or cached_snapshot(hub_id, patterns) is not None
+    ):
         return
     repo, revision = split_revision(hub_id)
     reach_hub(repo, "model", what, DOWNLOAD_FIX, revision=revision, here=no_folder(hub_id, base))
