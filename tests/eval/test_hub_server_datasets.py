@@ -67,3 +67,33 @@ def test_a_hub_parquet_dataset_read_online_is_read_offline(hub_server, monkeypat
     offline = load_hub(HubSource("me/pq"))
     assert {s: offline[s].to_list() for s in offline} == {s: online[s].to_list() for s in online}
     assert len(hub_server.requests) == answered
+
+
+OLDER = "a" * 40
+
+
+@pytest.mark.parametrize("pin", ["v1", OLDER])
+def test_a_hub_dataset_pinned_to_a_tag_or_commit_is_read_at_it_online_then_offline(
+    hub_server, monkeypatch, pin
+):
+    """A task file's `data.revision` (`HubSource.revision`): the commit OLDER, tagged v1, not main's."""
+
+    def commit(text: str) -> dict[str, bytes]:
+        rows = {
+            "data/train.csv": f"review,stars\n{text},1\n",
+            "data/test.csv": f"review,stars\n{text} test,0\n",
+        }
+        return {
+            **REPO_EXTRAS,
+            "README.md": CARD.format(suffix=".csv").encode(),
+            **{k: v.encode() for k, v in rows.items()},
+        }
+
+    refs = {"main": COMMIT, "v1": OLDER}
+    hub_server.add(ServedRepo("me/reviews", "dataset", {COMMIT: commit("new"), OLDER: commit("old")}, refs))
+    assert load_hub(HubSource("me/reviews", revision=pin))["train"]["review"] == ["old"]
+    assert load_hub(HubSource("me/reviews"))["train"]["review"] == ["new"]
+    answered = go_offline(hub_server, monkeypatch)
+    assert load_hub(HubSource("me/reviews", revision=pin))["train"]["review"] == ["old"]
+    assert load_hub(HubSource("me/reviews"))["train"]["review"] == ["new"]
+    assert len(hub_server.requests) == answered
