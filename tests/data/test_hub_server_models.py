@@ -55,20 +55,20 @@ def test_a_model_downloaded_online_loads_offline_from_the_cache_the_library_wrot
 
 
 def _two_commits(server: HubServer, tmp_path: Path) -> None:
-    """someone/enc with commits A (tag v1) and B (main), told apart by their positions."""
+    """someone/enc with commits A (tag v1, pull request 1) and B (main), told apart by their positions."""
     commits = {sha: repo_files(commit_model_folder(tmp_path / sha[:1], sha)) for sha in (SHA_A, SHA_B)}
-    server.add(ServedRepo(HUB_ID, commits=commits, refs={"main": SHA_B, "v1": SHA_A}))
+    server.add(ServedRepo(HUB_ID, commits=commits, refs={"main": SHA_B, "v1": SHA_A, "refs/pr/1": SHA_A}))
 
 
 def _positions(folder: Path) -> int:
     return json.loads((folder / "config.json").read_text())["model"]["max_seq_len"]
 
 
-def test_a_pinned_commit_and_a_tag_download_online_and_load_offline_at_their_commits(
+def test_a_pinned_commit_tag_and_pull_request_download_online_and_load_offline_at_their_commits(
     hub_server, tmp_path, monkeypatch
 ):
     _two_commits(hub_server, tmp_path)
-    pins = {f"{HUB_ID}@v1": SHA_A, f"{HUB_ID}@{SHA_B}": SHA_B}
+    pins = {f"{HUB_ID}@v1": SHA_A, f"{HUB_ID}@refs/pr/1": SHA_A, f"{HUB_ID}@{SHA_B}": SHA_B}
     for pin, sha in pins.items():
         assert source_path(pin).name == sha and _positions(source_path(pin)) == POSITIONS[sha]
     asked = [path for method, path in hub_server.requests if method == "GET" and "/api/" in path]
