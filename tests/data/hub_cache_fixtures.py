@@ -1,6 +1,8 @@
 """The local hub cache and a model mirror as huggingface_hub leaves them, shared by the data, model, eval,
 train and study tests of hub ids: two commits of someone/enc told apart by their positions, the cache
-holding both, and the record a download writes beside each file.
+holding both, and the record a download writes beside each file. Written by hand, these caches lack what the
+library adds (huggingface_hub 2.4's trees/COMMIT.json, which hid that every offline load was refused); what
+huggingface_hub itself writes and reads is tested against a local hub server (hub_server.py).
 
 A helper that one test module wrote and others imported lives here under a public name
 (tests/test_import_layers.py refuses a test module importing another test module's underscore name)."""

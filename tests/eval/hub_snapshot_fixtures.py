@@ -2,7 +2,8 @@
 eval tests of hub snapshots (test_hub_csv_snapshot.py, test_hub_snapshot_tree.py and the modules beside them):
 an empty cache of the test's own (the `cache` fixture), a snapshot `hf download` left (its files, refs and
 file list, or its blobs and links), a hub that serves a local folder and records what was fetched, one that
-cannot be reached, and the line a snapshot nothing tells complete is refused with.
+cannot be reached, and the line a snapshot nothing tells complete is refused with. The libraries' own download
+and cache code, unreplaced, is tested against a local hub server (tests/data/hub_server.py).
 
 A helper that one test module wrote and others imported lives here under a public name
 (tests/test_import_layers.py refuses a test module importing another test module's underscore name)."""
