@@ -315,7 +315,9 @@ def parse_scalar(text: str, where: str = "value") -> Any:
         return text
     if isinstance(value, datetime.date):  # no field is a date: `--set out=2024-01-01` means the text
         return text.strip()
-    if isinstance(value, str):  # YAML 1.1 reads "1e-3" (no dot) as a string
+    # YAML 1.1 reads "1e-3" (no dot) as a string; a value quoted on the command line (`freeze='"7"'`,
+    # as a refusal's `quote it ("7")` says) is text as written, never made a number again
+    if isinstance(value, str) and value == text.strip():
         try:
             return Numeral(float(value), value)
         except ValueError:
