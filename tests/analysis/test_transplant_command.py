@@ -257,3 +257,35 @@ def test_a_scored_sweep_prints_each_transplants_share_of_the_gap_as_its_table_sa
 
 def _snapshot(folder):
     return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_blocks_alone_move_between_vocabularies_of_other_sizes(folders, tmp_path, capsys):
+    """docs/analysis.md: blocks alone between models of different tokenizers are moved, with a note. Two
+    tokenizers of other sizes (the usual case) were refused as "different architectures (vocab_size 58 vs
+    68)", after the note that said they were moved: two lines, and a refusal of what blocks never read."""
+    from safetensors.torch import load_file
+
+    words = [f"x{i}" for i in range(len(WORDS) + 10)]
+    tok_a = make_tokenizer(words)
+    big = make_model(0, vocab_size=len(tok_a))
+    a = save_model_folder(big, tmp_path / "a", tokenizer=tok_a)
+    main(["analyze", "transplant", str(a), folders["b"], "--layers", "0", "--out", str(tmp_path / "t")])
+    notes = capsys.readouterr().err.strip().splitlines()
+    assert len(notes) == 1 and notes[0].startswith("encoderlab: note: A and B have different tokenizers")
+    got = load_file(tmp_path / "t" / "model.safetensors")
+    b = load_file(f"{folders['b']}/model.safetensors")
+    donor = load_file(tmp_path / "a" / "model.safetensors")
+    assert all(got[k].equal(donor[k]) for k in got if k.startswith("layers.0."))
+    assert got["embed_tokens.weight"].equal(b["embed_tokens.weight"])  # B's vocabulary, B's rows
+    main(["analyze", "transplant", str(a), folders["b"], "--sweep", "parts", "--out", str(tmp_path / "s")])
+    assert is_model_folder(tmp_path / "s" / "all-mlp")
+    capsys.readouterr()
+    argv = ["analyze", "transplant", str(a), folders["b"], "--layers", "0", "--embeddings", "--head"]
+    one_line_error(capsys, [*argv, "--out", str(tmp_path / "e")], "different architectures (vocab_size")
+    # another depth is one line, with no note before it that the blocks are moved
+    deep = save_model_folder(
+        make_model(0, vocab_size=len(tok_a), n_layers=4), tmp_path / "d", tokenizer=tok_a
+    )
+    argv = ["analyze", "transplant", str(deep), folders["b"], "--layers", "0", "--out", str(tmp_path / "x")]
+    one_line_error(capsys, argv, "different architectures (n_layers 4 vs 3)")
+    assert not (tmp_path / "e").exists() and not (tmp_path / "x").exists()

@@ -66,6 +66,8 @@ _IGNORED_CONFIG = {
     "mask_id", "pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id", "sep_token_id",
     "mask_token_id", "_name_or_path", "architectures", "transformers_version", "torch_dtype", "dtype",
 }  # fmt: skip
+# Config fields that size only the embedding and the LM head, which a transplant of blocks alone keeps B's.
+_VOCABULARY_CONFIG = {"vocab_size"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,27 +124,39 @@ def _config(model: LanguageModel) -> dict:
     return {k: v for k, v in cfg.items() if k not in _IGNORED_CONFIG}
 
 
-def architecture_difference(a: LanguageModel, b: LanguageModel) -> str | None:
+def architecture_difference(a: LanguageModel, b: LanguageModel, *, vocabulary: bool = True) -> str | None:
     """The first way A's architecture differs from B's, as "hidden_size 32 vs 64" (None: the same):
     the model class, then a config entry, then a weight's shape. One rule for a transplant's two
-    models and for CKA's seed twin, which must be B's architecture too."""
+    models and for CKA's seed twin, which must be B's architecture too. `vocabulary=False` (blocks
+    alone moved, as in paper 2's transplants) passes over the vocabulary's size and the embedding and
+    head weights it shapes: the result keeps B's, so two tokenizers of other sizes do not matter
+    (docs/analysis.md said such blocks are moved; the check refused them)."""
     if type(a) is not type(b):
         return f"{_family(a)} vs {_family(b)}"
+    skip = set() if vocabulary else _VOCABULARY_CONFIG
     cfg_a, cfg_b = _config(a), _config(b)
-    diff = [k for k in sorted(set(cfg_a) | set(cfg_b)) if cfg_a.get(k) != cfg_b.get(k)]
+    diff = [k for k in sorted((set(cfg_a) | set(cfg_b)) - skip) if cfg_a.get(k) != cfg_b.get(k)]
     if diff:
         return f"{diff[0]} {cfg_a.get(diff[0])} vs {cfg_b.get(diff[0])}"
-    shapes_a = {k: tuple(v.shape) for k, v in a.state_dict().items()}
-    shapes_b = {k: tuple(v.shape) for k, v in b.state_dict().items()}
+    shapes_a, shapes_b = _shapes(a, vocabulary), _shapes(b, vocabulary)
     if shapes_a != shapes_b:
         k = next(k for k in sorted(set(shapes_a) | set(shapes_b)) if shapes_a.get(k) != shapes_b.get(k))
         return f"weights {k}: {shapes_a.get(k)} vs {shapes_b.get(k)}"
     return None
 
 
-def check_same_architecture(a: LanguageModel, b: LanguageModel) -> None:
-    """Raise a one-line UserError unless A's blocks can replace B's."""
-    diff = architecture_difference(a, b)
+def _shapes(model: LanguageModel, vocabulary: bool) -> dict[str, tuple[int, ...]]:
+    """Each weight's shape; without `vocabulary`, not those of the embedding and head modules (chosen by
+    module, as a transplant chooses, never by key prefix)."""
+    parts = model.anatomy
+    outer = set() if vocabulary else _param_ids(model.get_submodule(n) for n in parts.embeddings + parts.head)
+    return {k: tuple(v.shape) for k, v in model.state_dict(keep_vars=True).items() if id(v) not in outer}
+
+
+def check_same_architecture(a: LanguageModel, b: LanguageModel, *, vocabulary: bool = True) -> None:
+    """Raise a one-line UserError unless A's blocks can replace B's (and, with `vocabulary`, A's
+    embeddings and head B's)."""
+    diff = architecture_difference(a, b, vocabulary=vocabulary)
     if diff is not None:
         what = "weights" if diff.startswith("weights ") else "architectures"
         raise UserError(
@@ -210,7 +224,7 @@ def chosen_keys(model: LanguageModel, spec: TransplantSpec) -> set[str]:
 
 def transplant(a: LanguageModel, b: LanguageModel, spec: TransplantSpec) -> LanguageModel:
     """A new model: B with the parameters chosen by `spec` copied from A."""
-    check_same_architecture(a, b)
+    check_same_architecture(a, b, vocabulary=spec.embeddings or spec.head)
     parts = b.anatomy
     embeddings = _param_ids(b.get_submodule(n) for n in parts.embeddings)
     head = _param_ids(b.get_submodule(n) for n in parts.head)

@@ -85,7 +85,7 @@ def transplant_command(
     encoding = Encoding(
         max_length=analysis_length(max_length, [(a, tok_a), (b, tok_b)]), attention_mode=attention_mode
     )
-    transplant.check_tokenizers(tok_a, tok_b, embeddings=embeddings, head=head)  # refused, or a note
+    _check_pair((a, tok_a), (b, tok_b), embeddings=embeddings, head=head)
     if layers is not None:
         spec = transplant.TransplantSpec(
             layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head
@@ -94,6 +94,13 @@ def transplant_command(
     score = _last_layer_probe(task, (a, tok_a), tok_b, encoding, device, out / "cache") if task else None
     _sweep(a, b, tok_b, _sweep_specs(b, sweep, groups), out, sources, score)
     return out
+
+
+def _check_pair(pair_a: tuple, pair_b: tuple, *, embeddings: bool, head: bool) -> None:
+    """The architectures, then the tokenizers (refused, or a note): a note that the blocks are moved,
+    then a refusal to move them, was two lines. Blocks alone need no common vocabulary."""
+    transplant.check_same_architecture(pair_a[0], pair_b[0], vocabulary=embeddings or head)
+    transplant.check_tokenizers(pair_a[1], pair_b[1], embeddings=embeddings, head=head)
 
 
 def _save_one(a, b, tokenizer, spec: transplant.TransplantSpec, out: Path, sources: dict[str, str]) -> Path:
@@ -209,7 +216,7 @@ def _last_layer_probe(task, donor: tuple, tokenizer, encoding: Encoding, device:
 def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
     """Save every transplant of a sweep into `out` and its table; with `score`, also score each and plot
     the share of the B -> A gap recovered."""
-    transplant.check_same_architecture(a, b)
+    transplant.check_same_architecture(a, b, vocabulary=False)  # a sweep moves blocks alone
     # A and B scored before --out is made, uncached: a model whose features are refused writes nothing
     # (the transplants were saved first, then A's NaN features refused)
     labels = {k: f"model {k.upper()} ({v})" for k, v in sources.items()}
