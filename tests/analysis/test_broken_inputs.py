@@ -185,3 +185,32 @@ def test_an_empty_probing_task_is_named_empty_with_nothing_written(tmp_path, cap
     assert _refused(capsys, _probe(model, task=tmp_path / name, out=tmp_path / "p")).endswith(expected)
     assert _refused(capsys, _sweep(model, model, "parts", tmp_path / name, tmp_path / "t")).endswith(expected)
     assert not (tmp_path / "p").exists() and not (tmp_path / "t").exists()
+
+
+def test_a_checkpoint_without_its_tokenizer_names_the_folder_the_tokenizer_goes_into(tmp_path, capsys):
+    """A checkpoint (its weights in `model/`) without a tokenizer said "save one in its folder"; saved into
+    the checkpoint folder given, it was refused again with the same line: the load reads `model/`. `eval`
+    said "save the tokenizer into the model folder", which names neither."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+
+    from encoderlab.errors import UserError
+    from encoderlab.eval.protocol import require_tokenizer
+
+    ckpt = tmp_path / "run" / "checkpoints" / "step_0000002"
+    save_model_folder(make_model(0), ckpt / "model")
+    b = save_model_folder(make_model(1), tmp_path / "b", tokenizer=make_tokenizer())
+    (tmp_path / "texts.txt").write_text("\n".join(make_texts(60)) + "\n")
+    argv = ["analyze", "cka", str(ckpt), str(b), "--texts", str(tmp_path / "texts.txt"), "--n", "50"]
+    argv += ["--seeds", "42", "--out", str(tmp_path / "c")]
+    line = _refused(capsys, argv)
+    assert line == (
+        f"encoderlab: error: model '{ckpt}' has no tokenizer; save the one it was trained with into "
+        f"{ckpt / 'model'} (tokenizer.save_pretrained) so texts can be encoded"
+    )
+    assert_printed_as_documented("analyze-model-without-tokenizer", line, tmp_path)
+    with pytest.raises(UserError, match=rf"save the tokenizer into {ckpt / 'model'} \(fine-tuning"):
+        require_tokenizer(str(ckpt), None)  # eval's (and eval --check's) refusal
+    assert not (tmp_path / "c").exists()
+    make_tokenizer().save_pretrained(ckpt / "model")  # the fix, as the line says it: the command runs
+    main(argv)
+    assert (tmp_path / "c" / "cka.csv").is_file()

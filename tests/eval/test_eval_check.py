@@ -122,7 +122,7 @@ def test_a_model_without_a_tokenizer_is_refused_as_a_run_refuses_it(tmp_path, ca
         ["eval", str(model), "--task-file", str(path), "--check", "--out", str(tmp_path / "e")], capsys
     )
     assert code == 2 and err.strip() == (
-        f"encoderlab: error: {model} has no tokenizer files; save the tokenizer into the model folder "
+        f"encoderlab: error: {model} has no tokenizer files; save the tokenizer into {model} "
         "(fine-tuning needs it)"
     ), err
     assert not (tmp_path / "e").exists()

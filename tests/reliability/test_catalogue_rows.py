@@ -59,6 +59,7 @@ NAMED = {
     "export-out-in-run-part": "tests.model.test_export::test_an_out_inside_a_runs_final_or_checkpoints_is_refused",
     "export-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "eval-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
+    "analyze-model-without-tokenizer": "tests.analysis.test_broken_inputs::test_a_checkpoint_without_its_tokenizer_names_the_folder_the_tokenizer_goes_into",
     "analyze-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "eval-check-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "study-cka-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_study_cka_nodes_start_model_pruned_while_it_is_read_is_one_line",

@@ -92,13 +92,15 @@ def load_model(source: str):
     running pretrain deletes while it is read is said as that (`runlayout.pruned_while_read`) for all."""
     from encoderlab.model.hub import load_pretrained
     from encoderlab.model.runlayout import pruned_while_read
+    from encoderlab.model.sources import tokenizer_home
 
     # a running pretrain may delete a checkpoint being read: its tokenizer read as absent, or a file gone
     with pruned_while_read(source):
         loaded = load_pretrained(source)
         if loaded.tokenizer is None:
             raise UserError(
-                f"model '{source}' has no tokenizer; save one in its folder so texts can be encoded"
+                f"model '{source}' has no tokenizer; save the one it was trained with into "
+                f"{tokenizer_home(source)} (tokenizer.save_pretrained) so texts can be encoded"
             )
     for note in loaded.notes:
         print(f"{source}: {note}")

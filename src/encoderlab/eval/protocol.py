@@ -110,8 +110,11 @@ def takes_segments(model, tokenizer) -> bool:
 def require_tokenizer(source: str, tokenizer) -> None:
     """Refuse a model without a tokenizer (`load_eval_model`, `eval --check`)."""
     if tokenizer is None:
+        from encoderlab.model.sources import tokenizer_home
+
         raise UserError(
-            f"{source} has no tokenizer files; save the tokenizer into the model folder (fine-tuning needs it)"
+            f"{source} has no tokenizer files; save the tokenizer into {tokenizer_home(source)} (fine-tuning "
+            "needs it)"
         )
 
 

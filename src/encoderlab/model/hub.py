@@ -52,7 +52,7 @@ from encoderlab.model.sentence import read_sentence_files
 from encoderlab.model.sources import (
     config_positions,
     config_vocab_size,
-    is_model_folder,
+    model_folder_in,
     read_config_json,
     source_path,
 )
@@ -174,9 +174,8 @@ def _not_a_model(path: Path) -> UserError:
 
 def own_model_folder(path: Path) -> Path | None:
     """The encoderlab model folder that `path` (model, run or checkpoint folder) stands for."""
-    for candidate in (path, path / "final", path / "model"):
-        if is_model_folder(candidate):
-            return candidate
+    if (found := model_folder_in(path)) is not None:
+        return found
     if (path / "checkpoints").is_dir() and (path / "final" / "config.json").is_file():
         raise UserError(  # a final model is there, its config is not readable as ours
             f"{path / 'final' / 'config.json'} is not an encoderlab model config (damaged or replaced): restore "

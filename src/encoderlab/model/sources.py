@@ -198,6 +198,19 @@ def read_config_json(path: Path) -> dict:
     return raw
 
 
+def model_folder_in(path: Path) -> Path | None:
+    """The encoderlab model folder `path` stands for: itself, a run's `final/` or a checkpoint's `model/`."""
+    return next((c for c in (path, path / "final", path / "model") if is_model_folder(c)), None)
+
+
+def tokenizer_home(source: str | Path) -> str:
+    """Where the tokenizer of the model `source` belongs, for a refusal of a model without one: the
+    folder the load reads (a checkpoint's `model/`, a run's `final/`), not the folder given, which a user
+    told "save one in its folder" saved it into, to the same refusal; the source itself otherwise."""
+    path = Path(source).expanduser()
+    return str((model_folder_in(path) if path.is_dir() else None) or source)
+
+
 def is_model_folder(path: Path) -> bool:
     """True if `path` holds an encoderlab model folder."""
     cfg = Path(path) / "config.json"
