@@ -289,3 +289,33 @@ def test_blocks_alone_move_between_vocabularies_of_other_sizes(folders, tmp_path
     argv = ["analyze", "transplant", str(deep), folders["b"], "--layers", "0", "--out", str(tmp_path / "x")]
     one_line_error(capsys, argv, "different architectures (n_layers 4 vs 3)")
     assert not (tmp_path / "e").exists() and not (tmp_path / "x").exists()
+
+
+def test_a_scored_sweep_says_how_many_test_examples_its_scores_rest_on(folders, tmp_path, capsys):
+    """The scores and shares of the gap were printed to the hundredth ("+200% of the gap") with nothing
+    saying they came from one split of a few test texts, where one text moves a score by 100 / n points:
+    on 300 tweets, A and B were two of 60 test texts apart."""
+    from encoderlab.analysis.probe import load_task, split_rows
+
+    task = folders["root"] / "seq.jsonl"
+    argv = [
+        "analyze",
+        "transplant",
+        folders["a"],
+        folders["b"],
+        "--sweep",
+        "parts",
+        "--probe-task",
+        str(task),
+    ]
+    main([*argv, "--out", str(tmp_path / "s")])
+    n = len(split_rows(len(load_task(str(task)).inputs), 0)[2])  # the probe's test split, seed 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2] == (
+        f"scores: test accuracy (%) of a ridge probe on the last layer, on one seeded split of {n} test texts "
+        f"of seq: one of them is {100 / n:.2f} points, and no interval is given (docs/analysis.md)"
+    )
+    rows = json.loads((tmp_path / "s" / "transplant_sweep.json").read_text())
+    assert [r["n_test"] for r in rows] == [n] * 4
+    # each score is a whole number of test texts
+    assert all(abs(r["accuracy"] * n / 100 - round(r["accuracy"] * n / 100)) < 1e-9 for r in rows)

@@ -225,6 +225,8 @@ class ProbeLayer:
     macro_f1: float
     val_accuracy: float
     lam: float
+    n_test: int = 0
+    """Test rows scored (texts, or words of a token task): one of them is 100 / n_test points."""
 
 
 def probe_features(
@@ -250,6 +252,7 @@ def probe_features(
         macro_f1=macro_f1(gold, pred),
         val_accuracy=val_acc,
         lam=-neg_lam,
+        n_test=len(test),
     )
 
 

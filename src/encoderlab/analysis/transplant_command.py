@@ -91,8 +91,8 @@ def transplant_command(
             layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head
         )
         return _save_one(a, b, tok_b, spec, out, sources)
-    score = _last_layer_probe(task, (a, tok_a), tok_b, encoding, device, out / "cache") if task else None
-    _sweep(a, b, tok_b, _sweep_specs(b, sweep, groups), out, sources, score)
+    score, tested = _last_layer_probe(task, (a, tok_a), tok_b, encoding, device, out / "cache")
+    _sweep(a, b, tok_b, _sweep_specs(b, sweep, groups), out, sources, score, (task, tested))
     return out
 
 
@@ -200,7 +200,12 @@ def _check_probe_flags(probe_task, sweep, *, max_examples: int, max_length, mode
 def _last_layer_probe(task, donor: tuple, tokenizer, encoding: Encoding, device: str, cache: Path):
     """A sweep's score: the test accuracy of a linear probe on a model's last layer, read with the
     model's own tokenizer: A's (`donor`, A and its tokenizer) for A, B's for B and every transplant
-    (each is saved with B's). A was scored with B's tokenizer, a wrong A and gap where they differ."""
+    (each is saved with B's). A was scored with B's tokenizer, a wrong A and gap where they differ.
+    With it, the list the test rows of each score are appended to, in the order of the sweep's table;
+    (None, []) without a probe task."""
+    tested: list[int] = []
+    if task is None:
+        return None, tested
 
     def score(model, cache_dir: Path | None = cache, label: str = "the model") -> float:
         last = len(model.layers) - 1
@@ -208,14 +213,29 @@ def _last_layer_probe(task, donor: tuple, tokenizer, encoding: Encoding, device:
         (row,) = probe.probe_model(
             model.to(device), own, task, encoding, cache_dir=cache_dir, layers=[last], label=label
         )
+        tested.append(row.n_test)
         return row.accuracy
 
-    return score
+    return score, tested
 
 
-def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
+def _scale_line(task, tested: list[int]) -> str:
+    """What a sweep's scores are and at which resolution: the table and the figure gave a score and a share
+    of the gap to the hundredth, with nothing saying it came from one split of, say, 60 texts, where one
+    text is 1.67 points and A and B two texts apart made "+200% of the gap"."""
+    unit = "words" if task.kind == "token" else "texts"
+    lo, hi = min(tested), max(tested)
+    n = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    return (
+        f"scores: test accuracy (%) of a ridge probe on the last layer, on one seeded split of {n} test {unit} "
+        f"of {task.name}: one of them is {100 / lo:.2f} points, and no interval is given (docs/analysis.md)"
+    )
+
+
+def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score, tested: tuple) -> None:
     """Save every transplant of a sweep into `out` and its table; with `score`, also score each and plot
-    the share of the B -> A gap recovered."""
+    the share of the B -> A gap recovered. `tested`: the probe's task and the test rows of each score,
+    in the table's order (A, B, then the transplants), written beside the scores and said in a line."""
     transplant.check_same_architecture(a, b, vocabulary=False)  # a sweep moves blocks alone
     # A and B scored before --out is made, uncached: a model whose features are refused writes nothing
     # (the transplants were saved first, then A's NaN features refused)
@@ -226,6 +246,8 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
         a, b, specs, out, tokenizer=tokenizer, sources=sources, score=score, ends=ends
     )
     _drop_other_transplants(out, {row["name"] for row in rows})
+    for row, n in zip(rows, tested[1]) if score else ():
+        row["n_test"] = n
     plots.save_table(rows, out / "transplant_sweep")
     if score:
         plots.plot_transplant(rows, out / "transplant_sweep")
@@ -233,6 +255,8 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
         (out / "transplant_sweep.png").unlink(missing_ok=True)
     for row in rows:
         print(transplant.sweep_line(row))
+    if score:
+        print(_scale_line(*tested))
     print(f"wrote {out}")
 
 
