@@ -202,6 +202,9 @@ def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):
         UserError, match="only 30 texts are available but 50 were asked for; CKA takes at least 50; give"
     ):
         sample_indices(30, MIN_TEXTS, (42,))
+    # a corpus of one line said "only 1 texts are available"
+    with pytest.raises(UserError, match="^only 1 text is available but 60 were asked for; CKA takes"):
+        sample_indices(1, 60, (42,))
     texts = make_texts(MIN_TEXTS)
     with pytest.raises(UserError, match="A 3, B 2 layers"):
         compare((make_model(0), tokenizer), (make_model(0, n_layers=2), tokenizer), texts, n=MIN_TEXTS)

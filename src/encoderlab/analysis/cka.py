@@ -120,7 +120,8 @@ def sample_indices(pool_size: int, n: int, seeds: Sequence[int]) -> list[np.ndar
             else f"CKA takes at least {MIN_TEXTS};"
         )
         raise UserError(
-            f"only {pool_size} texts are available but {n} were asked for; {fix} give more --texts"
+            f"only {pool_size} {noun(pool_size, 'text')} {noun(pool_size, 'is', 'are')} available but {n} were asked for; "
+            f"{fix} give more --texts"
         )
     if pool_size == n:
         return [np.arange(n) for _ in seeds]
