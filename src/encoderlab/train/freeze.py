@@ -85,6 +85,14 @@ def phase_layers(p: PlannedPhase, n_layers: int) -> tuple[int, ...]:
     return parse_layers(p.phase.freeze, n_layers, what=f"phase {p.name}: freeze spec")
 
 
+def frozen_record(p: PlannedPhase, n_layers: int) -> str:
+    """The blocks phase `p` freezes, as a checkpoint's state.json records them: `0-1 (paper2-low)` where
+    the spec is a preset, whose blocks depend on the depth (our scaling of paper 2's 0-7 of 22), and the
+    spec itself otherwise. It recorded the spec alone, so nothing said which blocks a `paper2-low` froze."""
+    spec, blocks = p.phase.freeze, format_layers(phase_layers(p, n_layers))
+    return spec if blocks == spec else f"{blocks} ({spec})"
+
+
 def check_scratch_freezes(cfg: RunConfig) -> None:
     """Refuse, without building the model, a phase's freeze spec that a model from scratch cannot take:
     its depth is its size's. `--dry-run` printed `freeze: abc` or `0-9` on `tiny` as a valid config, which

@@ -57,7 +57,7 @@ from encoderlab.train.distributed import (
     stopping_together,
 )
 from encoderlab.train.flops import peak_flops
-from encoderlab.train.freeze import MECHANISM
+from encoderlab.train.freeze import MECHANISM, frozen_record
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
 from encoderlab.train.resumed import check_tokenizer, data_note
 from encoderlab.train.runfolder import (
@@ -303,7 +303,7 @@ class Trainer:
             "init": self._init,  # a resume naming model.init's new place checks it holds the same model
             "init_version": self._init_version,  # what `init` covers (`build.INIT_VERSION`)
             "phase": phase.name,
-            "frozen_layers": phase.phase.freeze,
+            "frozen_layers": frozen_record(phase, self.model.config.n_layers),
             "freeze_mechanism": MECHANISM,
             "config": to_dict(self.cfg),
         }

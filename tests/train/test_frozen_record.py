@@ -1,0 +1,30 @@
+"""What a checkpoint's state.json says a phase froze (`train.freeze.frozen_record`).
+
+A preset's blocks depend on the model's depth (paper 2's 0-7 of 22, scaled by our mapping), so a
+detour-freeze-low from a 6-layer MiniLM froze blocks 0-1 while state.json said only `paper2-low`.
+"""
+
+from __future__ import annotations
+
+from tests.train.helpers import tiny_run
+
+from encoderlab.model.io import load_model_folder
+from encoderlab.objectives import CLM, MLM
+from encoderlab.train import Phase, pretrain
+from encoderlab.train import checkpoint as ckpt
+from encoderlab.train.freeze import paper2_groups
+
+
+def test_a_preset_freeze_is_recorded_with_the_blocks_it_froze(tmp_path):
+    phases = (
+        Phase(objective=CLM(), steps=2, freeze="paper2-low", name="clm"),
+        Phase(objective=MLM(mask_ratio=0.3), steps=2, freeze="1", name="decay"),
+    )
+    cfg = tiny_run(tmp_path / "run", phases=phases)
+    pretrain(cfg)
+    low = list(paper2_groups(load_model_folder(f"{cfg.out}/final").config.n_layers)[0])
+    blocks = f"{low[0]}" if len(low) == 1 else f"{low[0]}-{low[-1]}"
+    state = ckpt.read_state(ckpt.checkpoint_dir(cfg.out, 2))
+    assert state["phase"] == "clm" and state["frozen_layers"] == f"{blocks} (paper2-low)"
+    later = ckpt.read_state(ckpt.checkpoint_dir(cfg.out, 4))
+    assert later["frozen_layers"] == "1"  # a spec of blocks is itself
