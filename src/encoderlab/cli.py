@@ -375,8 +375,11 @@ def _is_pretrain(args: list[str]) -> bool:
 def _first_on_its_node() -> bool:
     """False for the second and later processes `torchrun` starts on a node (LOCAL_RANK 1, 2, ...):
     a Ctrl-C or a scheduler's SIGTERM reaches every one of them, and each printed the interrupted line.
-    Each node's first process still says it, as its log is the node's own."""
-    return os.environ.get("LOCAL_RANK", "0") in ("", "0")
+    Each node's first process still says it, as its log is the node's own. A process torchrun did not start
+    (WORLD_SIZE unset or 1) is its node's only one, whatever a stray LOCAL_RANK says: it said nothing of an
+    argument error or an interrupt (`pretrain` then refuses that LOCAL_RANK, `train.distributed.join_world`)."""
+    alone = os.environ.get("WORLD_SIZE", "1").strip() in ("", "0", "1")
+    return alone or os.environ.get("LOCAL_RANK", "0") in ("", "0")
 
 
 if __name__ == "__main__":

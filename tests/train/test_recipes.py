@@ -12,6 +12,7 @@ from encoderlab.cli import main
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM
 from encoderlab.train import RECIPES, build_recipe
+from encoderlab.train.distributed import World
 from encoderlab.train.freeze import parse_layers
 from encoderlab.train.recipes import recipe_params
 from encoderlab.train.schedule import Schedule
@@ -230,7 +231,11 @@ def test_cli_runs_a_smoke_recipe_end_to_end_and_reloads_its_config(capsys, tmp_p
 def test_pretrain_command_prints_the_run_summary_on_rank_0_only(capsys, tmp_path, monkeypatch, rank, printed):
     import encoderlab.train.cli as train_cli
 
-    monkeypatch.setenv("RANK", rank)  # as torchrun sets it for each process
+    monkeypatch.setenv("RANK", rank)  # as torchrun sets them for each process
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setattr(
+        train_cli, "join_world", World
+    )  # the ranks' agreement is not under test: one process's
     monkeypatch.setattr(train_cli, "pretrain", lambda cfg, **kw: tmp_path)
     train_cli.pretrain_command(recipe="smoke-mlm", out=str(tmp_path))
     assert ("run folder:" in capsys.readouterr().out) is printed

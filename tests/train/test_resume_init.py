@@ -251,6 +251,7 @@ def test_only_rank_zero_judges_a_movedsave_tiny_encoder(tmp_path, hashed, monkey
     moved = save_tiny_encoder(tmp_path / "moved", seed=1)  # other weights than the run started from
     edited = dataclasses.replace(cut, model=dataclasses.replace(cut.model, init=str(moved)))
     hashed.clear()
+    monkeypatch.setenv("WORLD_SIZE", "2")  # as torchrun sets it: without it RANK names no rank (env_rank)
     monkeypatch.setenv("RANK", "1")
     assert check_run_folder(edited, resume=True, force=False) is True
     assert _under(hashed, moved) == []

@@ -167,6 +167,7 @@ def test_data_without_a_val_split_trains_and_says_so(prepared, tmp_path, capfd):
 def test_the_no_validation_note_is_said_by_rank_zero_only(prepared, tmp_path, capfd, monkeypatch):
     """Every torchrun rank builds the held-out source, and each printed the note."""
     data = dataclasses.replace(tiny_run(tmp_path).data, path=str(prepared / "no_val"))
+    monkeypatch.setenv("WORLD_SIZE", "2")  # as torchrun sets it: without it RANK names no rank (env_rank)
     for rank, said in (("1", False), ("0", True)):
         monkeypatch.setenv("RANK", rank)
         assert held_out_source(tiny_run(tmp_path / "run", data=data)) is None

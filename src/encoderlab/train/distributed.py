@@ -116,8 +116,33 @@ def _check_launcher_env() -> None:
 
 
 def env_rank() -> int:
-    """RANK as torchrun sets it (0 when not launched by it): who prints, once the group is gone."""
+    """RANK as torchrun sets it: who prints, once the group is gone. 0 in a process torchrun did not start
+    (WORLD_SIZE unset or 1), which is the one rank whatever a stray RANK says: that process trained as rank 0
+    (`join_world` gives it `World()`) while a RANK=1 left in its environment muted its `--dry-run`, its notes and
+    its summary and made it skip rank 0's check of a moved start model (`join_world` now refuses that RANK)."""
+    if env_world_size() <= 1:
+        return 0
     return int(os.environ.get("RANK", "0") or 0)
+
+
+ONE_PROCESS_ENV = ("RANK", "LOCAL_RANK")
+"""What torchrun sets per process; in a process it did not start, anything but 0 is a stray."""
+
+
+def _check_one_process_env() -> None:
+    """Refuse RANK or LOCAL_RANK other than 0 without WORLD_SIZE above 1 (exported for another tool, or a rank's
+    command started by hand without the rest): the process ran alone as rank 0 of one, while every line that
+    only rank 0 says (`env_rank`) went unsaid, and RANK=x was a ValueError traceback after the run had trained.
+    The mirror of `_check_launcher_env`'s WORLD_SIZE without RANK."""
+    stray = [name for name in ONE_PROCESS_ENV if os.environ.get(name, "0").strip() not in ("", "0")]
+    if stray:
+        world = os.environ.get("WORLD_SIZE", "")
+        said = ", ".join(f"{name}={os.environ[name]}" for name in stray)
+        raise UserError(
+            f"{said} {'is' if len(stray) == 1 else 'are'} set but "
+            f"{f'WORLD_SIZE={world}' if world.strip() else 'WORLD_SIZE is not'}; launch with torchrun (it sets "
+            f"them all), or unset {' and '.join(stray)} to run one process"
+        )
 
 
 def join_world() -> World:
@@ -127,6 +152,8 @@ def join_world() -> World:
         _check_launcher_env()
         _join_group()
         _OWNED_GROUP = True
+    elif not dist.is_initialized():
+        _check_one_process_env()
     if dist.is_initialized():
         local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
         return World(dist.get_rank(), dist.get_world_size(), local)
