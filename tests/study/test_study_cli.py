@@ -243,3 +243,29 @@ def test_a_study_json_value_of_the_wrong_type_names_the_rerun_alone(tmp_path):
         f"{tmp_path}/study.json does not match this encoderlab (study.json: seq_len: expected int, got 'long'); "
         "run the study again into it with the same command (finished nodes whose config did not change are kept)"
     )
+
+
+def test_status_of_a_study_still_in_its_start_checks_says_it_is_starting(tmp_path, capsys):
+    """Between taking its lock and writing study.json and graph.json (its checks, an asset fetch: minutes on a
+    fresh machine), `status` said "is not a study folder (no study.json/graph.json); run: encoderlab study run
+    NAME --out s", a run the lock then refused (found by the new-user hunt, 2026-12-06). Once the holder is
+    gone, the folder is no study again."""
+    import json
+    import socket
+    import subprocess
+    import sys
+
+    from encoderlab.study.runner import LOCK
+
+    s = tmp_path / "s"
+    s.mkdir()
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "since": "T", "what": "study paper1-pfs"}
+    (s / LOCK).write_text(json.dumps(me))
+    main(["study", "status", str(s)])
+    assert capsys.readouterr().out.splitlines() == [
+        f"study paper1-pfs in {s}: starting (its checks and assets before the first node; no node has run yet)",
+        f"running: pid {os.getpid()} on {socket.gethostname()} since T",
+    ]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    (s / LOCK).write_text(json.dumps({**me, "pid": int(dead.stdout)}))
+    assert _refused(capsys, ["study", "status", str(s)]).startswith(f"{s} is not a study folder")

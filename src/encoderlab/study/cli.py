@@ -299,6 +299,10 @@ def status_command(folder: StudyFolder, /) -> None:
     from encoderlab.study.marker import MARKER
     from encoderlab.study.runner import STALE_WHY, pending_nodes, stale_folders
 
+    starting = _starting(folder)
+    if starting:
+        print(starting)
+        return
     spec, nodes = read_study(folder)
     # what `study run` would run: a node downstream of one whose folder was deleted keeps its marker until
     # then, but reads the old outputs, so it is not finished (was listed as finished beside its input)
@@ -318,6 +322,30 @@ def status_command(folder: StudyFolder, /) -> None:
         )
         for f in stale:
             print(f"  {f}{'  (finished)' if (f / MARKER).is_file() else ''}")
+
+
+def _starting(folder: Path) -> str | None:
+    """What `status` says of a folder whose study holds its lock but has not yet written its records (its start
+    checks, its asset fetch: minutes on a fresh machine); None for any other folder. `status` said "is not a
+    study folder (no study.json/graph.json); run: encoderlab study run NAME --out FOLDER", a run that the
+    lock then refused."""
+    from encoderlab.locks import holder_alive, read_lock
+    from encoderlab.study.runner import LOCK
+
+    try:
+        holder = read_lock(folder / LOCK)
+    except OSError:  # a file given as the folder, one that cannot be read: `read_study` names it
+        return None
+    if (
+        not holder
+        or holder_alive(holder) is False
+        or all((folder / f).is_file() for f in ("study.json", "graph.json"))
+    ):
+        return None
+    return (
+        f"{holder.get('what')} in {folder}: starting (its checks and assets before the first node; no node "
+        f"has run yet)\n{_running(folder, False)}"
+    )
 
 
 def _running(folder: Path, finished: bool) -> str:
