@@ -71,3 +71,16 @@ def test_an_argument_error_of_a_process_torchrun_did_not_start_is_said_whatever_
         main(["pretrain", "--bogus"])
     assert done.value.code == 2
     assert capsys.readouterr().err.startswith("encoderlab: error: unrecognized arguments: --bogus")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc"])
+def test_a_world_size_below_one_is_one_line_before_anything_is_written(tmp_path, monkeypatch, value):
+    """WORLD_SIZE=0 or -1 ran one process without a word (read as unset); `abc` said only "launch with torchrun"."""
+    _env(monkeypatch, {"WORLD_SIZE": value})
+    with pytest.raises(UserError) as refused:
+        pretrain(tiny_run(tmp_path / "run"))
+    assert str(refused.value) == (
+        f"WORLD_SIZE={value!r} is not a whole number of processes (1 or more); launch with torchrun, or unset "
+        "WORLD_SIZE to run one process"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -77,13 +77,18 @@ class World:
 
 
 def env_world_size() -> int:
-    """WORLD_SIZE as torchrun (or SLURM through torchrun) sets it; 1 when not launched by it."""
+    """WORLD_SIZE as torchrun (or SLURM through torchrun) sets it; 1 when not launched by it. 0 or less (no
+    launcher sets it) ran one process without a word, as if it were unset; it is refused like a non-integer."""
     try:
-        return int(os.environ.get("WORLD_SIZE", "1"))
+        size = int(os.environ.get("WORLD_SIZE", "1"))
     except ValueError:
+        size = 0
+    if size < 1:
         raise UserError(
-            f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not an integer; launch with torchrun"
-        ) from None
+            f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not a whole number of processes (1 or more); launch "
+            "with torchrun, or unset WORLD_SIZE to run one process"
+        )
+    return size
 
 
 LAUNCHER_ENV = ("RANK", "MASTER_ADDR", "MASTER_PORT")
