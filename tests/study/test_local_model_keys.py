@@ -122,8 +122,8 @@ def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written
         assert_one_line(
             code,
             err,
-            rf"^encoderlab: error: study mine: cannot read {weights} \(Permission denied\), a file of model "
-            rf"{tmp_path / 'model'}, which the study evaluates as is; make it readable by this user, or copy the "
+            rf"^encoderlab: error: study mine: cannot read {weights} \(Permission denied\), a file of start "
+            rf"model {tmp_path / 'model'}, which the study reads; make it readable by this user, or copy the "
             r"model again$",
         )
         assert snapshot(tmp_path) == before

@@ -109,18 +109,20 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
 
 
 def _recorded_models(spec: StudySpec, study_dir: Path, backend: Backend) -> Backend:
-    """`backend`, a start model evaluated as is whose folder is gone identified as the graph.json of
-    `study_dir` recorded it (`EvalNode.source_files`, `CkaNode.source_files`, of nodes reading that very
-    path): its finished nodes keep their keys, and one still to run is refused by the start checks, which
-    look for the folder (`checks.check_inputs`). Not read when every such model is there or names no path."""
-    gone = {
-        r.init for r in spec.runs if r.recipe is None and r.init and not Path(r.init).expanduser().exists()
-    }
+    """`backend`, a start model evaluated as is or continued whose folder is gone identified as the graph.json
+    of `study_dir` recorded it (`EvalNode.source_files`, `CkaNode.source_files`, `PretrainNode.init_files`, of
+    nodes reading that very path): its finished nodes keep their keys (and the nodes downstream of a
+    continued one theirs), and one still to run is refused by the start checks, which look for the folder
+    (`checks.check_inputs`). Not read when every such model is there or names no path."""
+    names = {r.name for r in spec.runs}  # a run continuing another run of the study names no folder
+    gone = [r for r in spec.runs if r.init and r.init not in names and not Path(r.init).expanduser().exists()]
     nodes = _recorded_nodes(study_dir) if gone else []
     recorded: dict[str, str] = {}
     for node in nodes:
         if node.kind == "eval" and (files := node.config.get("source_files")):
             recorded[node.config["source"]] = files
+        elif node.kind == "pretrain" and (files := node.config.get("init_files")):
+            recorded[node.config["run"]["model"]["init"]] = files
         elif node.kind == "cka":
             cka = CkaNode.of(node)
             recorded |= {cka.sources[m]: files for m, files in cka.source_files.items()}

@@ -33,7 +33,7 @@ from encoderlab.errors import UserError
 from encoderlab.study.branch import Branch, PlannedRun, plan_branches, with_branches
 from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.prepared import check_corpus, identity, prepared_meta
-from encoderlab.study.resolve import resolve_run, tokens
+from encoderlab.study.resolve import INIT_PLACEHOLDER, resolve_run, tokens
 from encoderlab.study.spec import DataSpec, RunSpec, StudySpec
 from encoderlab.words import lr_text, noun
 
@@ -111,8 +111,9 @@ class Backend:
     evaluation (a study's own task files' test splits: their content keys the node, not their path) and each
     file's own digest, read once (`needs.keyed_sets`)."""
     model_identity: Callable[[str], str | None] = lambda source: None
-    """A model evaluated as is -> the identity of the files its load reads when it is a folder on this machine
-    (`needs.model_identity`), which keys its eval and CKA nodes instead of its path; None: keyed by the name."""
+    """A start model evaluated as is or continued -> the identity of the files its load reads when it is a
+    folder on this machine (`needs.model_identity`), which keys its eval and CKA nodes, or the pretraining node
+    continuing it, instead of its path; None: keyed by the name."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -146,8 +147,9 @@ class Graph:
         aside: dict | None = None,
         key_config: dict | None = None,
     ) -> Node:
-        """Add a node keyed by `key_config` (`config` when None): an eval or CKA node's config less the path
-        of a local model folder, whose files' identity it holds (`EvalNode.key_data`)."""
+        """Add a node keyed by `key_config` (`config` when None): an eval, CKA or pretraining node's config
+        less the path of a local model folder, whose files' identity it holds (`EvalNode.key_data`,
+        `PretrainNode.key_data`)."""
         missing = [d for d in deps if d not in self.nodes]
         assert not missing, f"node {name} added before its dependencies {missing}"
         key = ""
@@ -172,9 +174,12 @@ def run_id(run: RunSpec, seed: int, spec: StudySpec) -> str:
     return run.name if len(spec.seeds_of(run)) == 1 else f"{run.name}/s{seed}"
 
 
-def pretrain_config(run: RunConfig, branch: BranchFrom | None = None) -> dict:
-    """A pretraining node's config: the resolved RunConfig as data, and its budget for readers."""
-    return PretrainNode(run=run, tokens=tokens(run), steps=run.steps, branch=branch).data()
+def pretrain_config(
+    run: RunConfig, branch: BranchFrom | None = None, files: str | None = None
+) -> PretrainNode:
+    """A pretraining node's config: the resolved RunConfig, its budget for readers, and the identity of the
+    files of a local start folder (`_source_files`)."""
+    return PretrainNode(run=run, tokens=tokens(run), steps=run.steps, branch=branch, init_files=files)
 
 
 def _check_groups(spec: StudySpec, resolved: dict[str, RunConfig]) -> None:
@@ -336,7 +341,10 @@ def _build_graph(
 ) -> Graph:
     graph = prepare_graph(spec, backend, recorded, keyed)
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
-    for p in pretraining(spec) if trained is None else trained:
+    trained = pretraining(spec) if trained is None else trained
+    starts = [p.config.model.init if p.config else p.run.init for p in trained]  # as is, or continued
+    files = _source_files(spec, backend, starts) if keyed else {}
+    for p in trained:
         if p.config is None:
             models[p.model] = (p.run, None, p.run.init)
             continue
@@ -345,10 +353,10 @@ def _build_graph(
         if p.branch is not None:  # the node starts from its base's checkpoint (study/branch.py)
             branch = BranchFrom(node=f"pretrain/{p.branch.base}", step=p.branch.step)
             deps.append(branch.node)
-        graph.add("pretrain", f"pretrain/{p.model}", pretrain_config(p.config, branch), tuple(deps))
+        node = pretrain_config(p.config, branch, files.get(p.config.model.init or ""))
+        graph.add("pretrain", f"pretrain/{p.model}", node.data(), tuple(deps), key_config=node.key_data())
         models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
-    files = _source_files(spec, backend, models) if keyed else {}
     evals = _add_evals(graph, spec, backend, models, files)
 
     analyses = []
@@ -367,11 +375,10 @@ def _build_graph(
     return graph
 
 
-def _source_files(
-    spec: StudySpec, backend: Backend, models: dict[str, tuple[RunSpec, str | None, str | None]]
-) -> dict[str, str | None]:
-    """{start model evaluated as is: the identity of its files (`Backend.model_identity`)}, each read once."""
-    sources = dict.fromkeys(source for run, node, source in models.values() if node is None and source)
+def _source_files(spec: StudySpec, backend: Backend, starts: list[str | None]) -> dict[str, str | None]:
+    """{start model evaluated as is or continued: the identity of its files (`Backend.model_identity`)}, each
+    read once; another run of the study (`resolve.INIT_PLACEHOLDER`) is none."""
+    sources = dict.fromkeys(s for s in starts if s and s != INIT_PLACEHOLDER)
     try:
         return {source: backend.model_identity(source) for source in sources}
     except UserError as exc:

@@ -172,7 +172,8 @@ def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
 def model_identity(source: str) -> str | None:
     """The identity of the files a load of `source` reads (`readfiles.files_identity` of the folder
     `hub.own_model_folder` finds, else the Hugging Face folder itself) when it is a folder on this machine, which
-    an eval or CKA node evaluating it as is is keyed by instead of its path (`EvalNode.source_files`); None for
+    an eval or CKA node evaluating it as is, or a pretraining node continuing it, is keyed by instead of its path
+    (`EvalNode.source_files`, `PretrainNode.init_files`); None for
     an asset name or a hub id, which name their model wherever it lies (a hub id's commit: `startcommits.py`).
     A folder that exists is read before an asset or a hub id of the same name (`sources.source_path`).
     Trade-off: the weight list is the loader's (`hub.hf_weight_files`), so a study naming such a folder
@@ -186,4 +187,4 @@ def model_identity(source: str) -> str | None:
     from encoderlab.model.readfiles import files_identity, read_files
 
     folder = own_model_folder(folder) or folder
-    return files_identity(folder, read_files(folder), f"model {source}, which the study evaluates as is")
+    return files_identity(folder, read_files(folder), f"start model {source}, which the study reads")

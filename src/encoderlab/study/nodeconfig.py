@@ -18,7 +18,8 @@ Trade-offs
     node loads, the start checks look for and the plan sizes) and the identity of the files its load reads
     (`source_files`); its key holds the identity instead of the path (`key_data`, `Graph.add`), so a model
     replaced in place is evaluated again and a moved one keeps its results. Its marker records the path it
-    ran from.
+    ran from. A pretraining node continuing such a folder (`PretrainNode.init_files`) is keyed alike: its
+    run's `model.init` is the path it trains from, left out of the key for the files' identity.
 """
 
 from __future__ import annotations
@@ -97,12 +98,25 @@ class PretrainNode:
     """The run's optimizer steps."""
     branch: BranchFrom | None = None
     """Where the run starts from another run's checkpoint instead of step 0 (None: it does not)."""
+    init_files: str | None = None
+    """For a `run.model.init` that is a folder on this machine, the identity of the files its load reads
+    (`needs.model_identity`, as `EvalNode.source_files`), which the key holds in place of the path; None: an
+    asset, a hub id, another run of the study, or none. Absent from the data when None: other nodes keep
+    their keys."""
 
     def data(self) -> dict[str, Any]:
-        """The node's config as JSON data (the layout its key hashes)."""
+        """The node's config as JSON data (as recorded)."""
         out: dict[str, Any] = {"run": to_dict(self.run), "tokens": self.tokens, "steps": self.steps}
         if self.branch is not None:
             out["branch"] = {"from": self.branch.node, "step": self.branch.step}
+        return out | ({"init_files": self.init_files} if self.init_files is not None else {})
+
+    def key_data(self) -> dict[str, Any]:
+        """The layout the node's key hashes: `data()`, a local start folder's path left out (`init_files`)."""
+        out = self.data()
+        if self.init_files is not None:
+            model = {k: v for k, v in out["run"]["model"].items() if k != "init"}
+            out["run"] = {**out["run"], "model": model}
         return out
 
     @classmethod
@@ -117,6 +131,7 @@ class PretrainNode:
             tokens=cfg["tokens"],
             steps=cfg["steps"],
             branch=None if branch is None else BranchFrom(node=branch["from"], step=branch["step"]),
+            init_files=cfg.get("init_files"),
         )
 
 

@@ -225,7 +225,11 @@ def _moved_only(out: Path, run) -> bool:
     """Whether the unfinished run in `out` differs from `run` only in where the study folder lies.
 
     A copied or moved study resumes its unfinished runs then (the node key fixes everything else);
-    any other difference is refused with the fix a study can use (`study run` has no --force).
+    any other difference is refused with the fix a study can use (`study run` has no --force). A moved
+    start folder is such a place too (`model.init` is in `STUDY_PLACED`): the key holds its files, not its
+    path (`PretrainNode.init_files`), so the same key is the same start model wherever it lies, and the
+    trainer's own check of a moved `model.init` (`runfolder._same_init`, which needs a checkpoint that
+    records it) is not what decides.
     """
     from encoderlab.config import load_yaml, to_dict
     from encoderlab.train.config import RunConfig
