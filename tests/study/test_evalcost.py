@@ -187,6 +187,47 @@ def test_a_task_file_is_counted_from_its_rows(tmp_path):
     assert size.tokens == size.eval_tokens == 40 / 4 + 2
 
 
+def _ir_file_work(folder, negatives: bool, max_length: int):
+    """The `node_work` of a 10-step eval node on an IR task file of 50 training rows whose query, document
+    and (with `negatives`) hard negative are 40 characters each: 10 tokens + 2 special tokens a text."""
+    import json
+    from types import SimpleNamespace
+
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.eval.tasks.custom import load_task_files
+    from encoderlab.study.evalcost import node_work, task_size
+
+    columns = ("query", "document", "negative") if negatives else ("query", "document")
+    rows = [{c: f"{i:04d}{c[0] * 36}" for c in columns} for i in range(50)]
+    (folder / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tests = [{"query": f"test query {i}", "document": f"test document {i}"} for i in range(10)]
+    (folder / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in tests))
+    (folder / "ir.yaml").write_text(
+        f"name: ir\nfamily: ir\ndata: {{train: train.jsonl, test: test.jsonl}}\nmax_length: {max_length}\n"
+    )
+    before = dict(TASKS)
+    try:
+        load_task_files([folder / "ir.yaml"])
+        task, size = task_size("ir")
+    finally:
+        TASKS.clear()
+        TASKS.update(before)
+    return node_work(SimpleNamespace(max_steps=10, trained_by=None), task, size), task.finetune.batch_size
+
+
+@pytest.mark.parametrize("max_length", [64, 8])
+def test_an_ir_task_file_of_triplets_counts_three_texts_a_training_row(tmp_path, max_length):
+    """A task file's `negative` column (hard negatives: `custom_rows.ir_negatives`) is a third text each
+    training row encodes on its own, each at most `max_length` (counted as two: the triplets' 120 characters
+    were capped at 2 x 8 tokens a row, and at 64 counted 2 special tokens a row for three texts)."""
+    per_text = min(40 / 4 + 2, max_length)
+    for negatives, texts in ((True, 3), (False, 2)):
+        folder = tmp_path / str(texts)
+        folder.mkdir()
+        work, batch = _ir_file_work(folder, negatives, max_length)
+        assert work.steps == 10 and work.trained == 10 * batch * texts * per_text
+
+
 def test_a_cpu_scale_plan_shows_seconds_or_minutes_not_tenths_of_hours(capsys):
     """At demo and cpu scales every line read `0.0 GPU-hours`; then the cpu scale's evaluation `~0.3
     GPU-hours` and its runs' GPU-h `5e-05`."""

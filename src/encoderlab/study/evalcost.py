@@ -69,14 +69,18 @@ class TaskSize:
     """Training examples (retrieval: query-document pairs); 0 for msmarco-pairs, of unstated size, read
     only by tasks of a fixed step count (`max_steps`)."""
     tokens: float | None
-    """Mean tokens per training example (retrieval: query and document together); None: the task's
-    `max_length` (pocket tasks: an upper bound, inputs are padded to their batch's longest only)."""
+    """Mean tokens per training example (retrieval: query and document together, and its hard negative where
+    there is one); None: the task's `max_length` (pocket tasks: an upper bound, inputs are padded to their
+    batch's longest only)."""
     val: float
     """Texts one validation pass encodes (retrieval: queries and the corpus searched)."""
     test: float
     """Texts the test sets encode, all together."""
     eval_tokens: float | None = None
     """Mean tokens per encoded text when they differ from `tokens` (retrieval: a query or a document)."""
+    texts: int | None = None
+    """Texts one training example encodes, each on its own (retrieval: a query and its document, 2; with a
+    task file's hard negative, 3: `custom_rows.ir_negatives`); None: the family's (retrieval 2, else 1)."""
 
 
 PAIR_TOKENS = {"msmarco": (11, 76), "nq": (11, 106)}
@@ -448,16 +452,17 @@ def node_work(cfg, task, size: TaskSize, positions: int | None = None) -> NodeWo
 
     ft = task.finetune
     steps = cfg.max_steps if cfg.max_steps is not None else ft.total_steps(max(size.train, 1))
-    pair = 2 if task.family == "ir" else 1  # a query and its document
+    # a query and its document, each encoded (and capped at `length`) on its own; a hard negative is a third
+    texts = size.texts or (2 if task.family == "ir" else 1)
     length = (
         task.max_length
         if task.max_length is not None or positions is None
         else task.for_model(positions).max_length
     )
-    tokens = size.tokens if size.tokens is not None else pair * (length or 0)
-    per_text = size.eval_tokens or (tokens / pair)
+    tokens = size.tokens if size.tokens is not None else texts * (length or 0)
+    per_text = size.eval_tokens or (tokens / texts)
     if length is not None:
-        tokens, per_text = min(tokens, pair * length), min(per_text, length)
+        tokens, per_text = min(tokens, texts * length), min(per_text, length)
     at_max = size.tokens is None and size.eval_tokens is None  # inputs padded to their batch's longest only
     per_epoch = math.ceil(size.train / ft.batch_size) if size.train else 0
     trains = cfg.trained_by is None  # else: scores a model another node fine-tuned, its own sets once

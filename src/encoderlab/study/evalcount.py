@@ -12,17 +12,29 @@ from encoderlab.study.evalcost import TaskSize
 
 def counted(task) -> TaskSize:
     """A task file's size from its loaded rows (read when the study's graph was built), at their mean
-    characters / `CHARS_PER_TOKEN`, plus two special tokens, per example."""
+    characters / `CHARS_PER_TOKEN`, plus two special tokens per text encoded, per example: a retrieval
+    row encodes its query, its document and, in a file of triplets, its hard negative, each on its own."""
     data = task.loader()
     val = _texts(data.val)
     tests = [c for split in data.tests.values() for c in _texts(split)]
+    texts = _train_texts(task, data.train)
     return TaskSize(
         train=len(data.train),
-        tokens=_tokens([_chars(x) for x in data.train]),
+        tokens=_tokens([_chars(x) for x in data.train], texts),
         val=len(val),
         test=len(tests),
         eval_tokens=_tokens(val + tests),
+        texts=texts,
     )
+
+
+def _train_texts(task, rows: list[dict]) -> int:
+    """Texts one training row encodes: retrieval's query and document, and its `negative` where the file
+    has the column (every row then holds one: `custom_rows.ir_negatives`, as `families.Retrieval` reads
+    it); 1 for the other families, which encode a row's texts together."""
+    if task.family != "ir":
+        return 1
+    return 3 if rows and "negative" in rows[0] else 2
 
 
 def _texts(split) -> list[int]:
@@ -45,7 +57,8 @@ def _chars(example: dict) -> int:
     return total
 
 
-def _tokens(chars: list[int]) -> float:
+def _tokens(chars: list[int], texts: int = 1) -> float:
+    """Mean tokens of an example of `chars` characters, encoded as `texts` texts of two special tokens each."""
     from encoderlab.study.plan import CHARS_PER_TOKEN
 
-    return (sum(chars) / len(chars) / CHARS_PER_TOKEN if chars else 0.0) + 2
+    return (sum(chars) / len(chars) / CHARS_PER_TOKEN if chars else 0.0) + 2 * texts
