@@ -15,6 +15,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from fake_study import tiny_corpus
 from tests.eval.fixtures import model_folder
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
@@ -26,13 +27,14 @@ from encoderlab.study.graph import build_graph
 from encoderlab.study.runner import run_study
 
 
-def _study(root: Path, model: str) -> Path:
-    """A study file evaluating `root/model` as is on a task file, one LR and seed. The path is absolute, as
-    a study folder's record holds it (a relative one gone is read as a name: `files._with_paths`)."""
+def _study(root: Path, model: str, recipe: str = "") -> Path:
+    """A study file evaluating `root/model` as is on a task file, one LR and seed (with `recipe`, e.g.
+    ", recipe: cpt-mlm, steps: 2": continuing it first). The path is absolute, as a study folder's record
+    holds it (a relative one gone is read as a name: `files._with_paths`)."""
     (root / "s.yaml").write_text(
         "name: mine\nsize: tiny\nseq_len: 32\n"
         "data: [{name: main, corpus: [corpus.jsonl], tokenizer: tok, decontaminate: false}]\n"
-        f"runs: [{{name: start, init: {root / model}}}]\n"
+        f"runs: [{{name: start, init: {root / model}{recipe}}}]\n"
         "eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0], max_steps: 2}\n"
         "baseline: start\nclaims: []\n"
     )
@@ -97,12 +99,14 @@ def test_the_key_holds_the_files_the_load_reads_not_the_path(tmp_path):
     assert keys("copy").keys() == before.keys() and keys("copy") != before
 
 
+@pytest.mark.parametrize("recipe", ["", ", recipe: cpt-mlm, steps: 2"])
 def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written(
-    tmp_path, capsys, monkeypatch
+    tmp_path, capsys, monkeypatch, recipe
 ):
     """The hash reads every file the load reads: one it cannot (permissions; the tests run as root, whom chmod
     does not stop, so the read fails as it would) is refused naming it, for `study plan` and `study run` alike,
-    and no study folder is made."""
+    and no study folder is made; a model continued by a run with a recipe alike (its pretraining node is keyed
+    by the files too: tests/study/test_local_start_keys.py), which failed in that node."""
     import encoderlab.data.filerecords as filerecords
 
     real = filerecords.sha256_of
@@ -115,7 +119,7 @@ def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written
     polarity_task_file(tmp_path)
     model_folder(tmp_path / "model", seed=0)
     shutil.copytree(tmp_path / "model", tmp_path / "tok")
-    study, weights = _study(tmp_path, "model"), tmp_path / "model" / "model.safetensors"
+    study, weights = _study(tmp_path, "model", recipe), tmp_path / "model" / "model.safetensors"
     before = snapshot(tmp_path)
     for argv in (["run", study, "--out", tmp_path / "out"], ["plan", study]):
         code, err = cli(["study", *argv], capsys)
