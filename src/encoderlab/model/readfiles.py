@@ -12,7 +12,8 @@ The tokenizer's files are the names its class declares (`data.tokenizer.declared
 `vocab_files_names` and the files transformers reads for every tokenizer), so a class that reads a file of its
 own (LUKE's entity_vocab.json) is covered without a list here to extend; without a tokenizer (none loads from
 the folder, or a version 2 record) the fixed list `data.tokenizer.TOKENIZER_READS` is. Trade-off: the caller
-hands in the loaded tokenizer, or the identity loads it once more to learn its class.
+hands in the loaded tokenizer, or the identity loads it once more to learn its class (`folder_tokenizer`: a
+resume's comparison, a study's key).
 
 `files_identity` hashes those files (name and bytes): a training start records it (`init_identity`), and a
 study keys the evaluation of a local model folder by it (`study.needs.model_identity`), so a model replaced in
@@ -51,6 +52,15 @@ def files_identity(folder: Path, files: list[Path], what: str) -> str:
                 "or copy the model again"
             ) from None
     return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def folder_tokenizer(folder: Path):
+    """The tokenizer a load of model folder `folder` reads (None: it has none), loaded to learn its class,
+    whose declared files `read_files` takes: where no load handed one in (a resume comparing its start model,
+    a study keying a model evaluated as is), so both hash what a training start hashed of the same folder."""
+    from encoderlab.model.hub import model_files
+
+    return model_files(folder).tokenizer
 
 
 def read_files(folder: Path, tokenizer=None) -> list[Path]:

@@ -176,15 +176,20 @@ def model_identity(source: str) -> str | None:
     (`EvalNode.source_files`, `PretrainNode.init_files`); None for
     an asset name or a hub id, which name their model wherever it lies (a hub id's commit: `startcommits.py`).
     A folder that exists is read before an asset or a hub id of the same name (`sources.source_path`).
-    Trade-off: the weight list is the loader's (`hub.hf_weight_files`), so a study naming such a folder
-    imports torch to build its graph (`study plan` too), and reads the folder's files whole each time."""
+    The tokenizer's files are those its class declares (`readfiles.folder_tokenizer`), so the identity is the
+    one a training start records of the same folder (`train.build.init_identity`); from the fixed list, a
+    tokenizer file of its class's own (LUKE's entity_vocab.json) edited in place kept the key and the score.
+    Trade-off: the weight list is the loader's (`hub.hf_weight_files`) and the tokenizer is loaded to learn its
+    class, so a study naming such a folder imports torch and transformers to build its graph (`study plan`
+    too), and reads the folder's files whole each time."""
     from pathlib import Path
 
     folder = Path(source).expanduser()
     if not folder.is_dir():
         return None
     from encoderlab.model.hub import own_model_folder
-    from encoderlab.model.readfiles import files_identity, read_files
+    from encoderlab.model.readfiles import files_identity, folder_tokenizer, read_files
 
     folder = own_model_folder(folder) or folder
-    return files_identity(folder, read_files(folder), f"start model {source}, which the study reads")
+    read = read_files(folder, folder_tokenizer(folder))
+    return files_identity(folder, read, f"start model {source}, which the study reads")

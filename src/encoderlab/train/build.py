@@ -135,10 +135,11 @@ class ReadTokenizer:
 
 
 def _folder_tokenizer(folder: Path, read: ReadTokenizer | None) -> Any:
-    """The tokenizer of model folder `folder`: the one the start's load read, else read now (`model_files`)."""
-    from encoderlab.model.hub import model_files
+    """The tokenizer of model folder `folder`: the one the start's load read, else read now
+    (`readfiles.folder_tokenizer`)."""
+    from encoderlab.model.readfiles import folder_tokenizer
 
-    return read.tokenizer if read is not None else model_files(folder).tokenizer
+    return read.tokenizer if read is not None else folder_tokenizer(folder)
 
 
 @dataclass
