@@ -6,13 +6,15 @@ detour-freeze-low from a 6-layer MiniLM froze blocks 0-1 while state.json said o
 
 from __future__ import annotations
 
+import pytest
 from tests.train.helpers import tiny_run
 
 from encoderlab.model.io import load_model_folder
 from encoderlab.objectives import CLM, MLM
 from encoderlab.train import Phase, pretrain
 from encoderlab.train import checkpoint as ckpt
-from encoderlab.train.freeze import paper2_groups
+from encoderlab.train.config import PlannedPhase
+from encoderlab.train.freeze import frozen_record, paper2_groups
 
 
 def test_a_preset_freeze_is_recorded_with_the_blocks_it_froze(tmp_path):
@@ -28,3 +30,12 @@ def test_a_preset_freeze_is_recorded_with_the_blocks_it_froze(tmp_path):
     assert state["phase"] == "clm" and state["frozen_layers"] == f"{blocks} (paper2-low)"
     later = ckpt.read_state(ckpt.checkpoint_dir(cfg.out, 4))
     assert later["frozen_layers"] == "1"  # a spec of blocks is itself
+
+
+@pytest.mark.parametrize("spec", ["0,1", "0-1 ", "1, 2", "2,1"])
+def test_a_spec_of_blocks_is_recorded_as_written(spec):
+    """Only a preset gains its blocks (`frozen_record`'s docstring: "the spec itself otherwise"); a spec of
+    blocks written another way than `format_layers` writes it was recorded as `0-1 (0,1)`, read as a preset's
+    name in parentheses."""
+    phase = PlannedPhase(0, "clm", Phase(objective=CLM(), steps=2, freeze=spec), 0, 2)
+    assert frozen_record(phase, 6) == spec

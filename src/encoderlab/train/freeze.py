@@ -88,9 +88,12 @@ def phase_layers(p: PlannedPhase, n_layers: int) -> tuple[int, ...]:
 def frozen_record(p: PlannedPhase, n_layers: int) -> str:
     """The blocks phase `p` freezes, as a checkpoint's state.json records them: `0-1 (paper2-low)` where
     the spec is a preset, whose blocks depend on the depth (our scaling of paper 2's 0-7 of 22), and the
-    spec itself otherwise. It recorded the spec alone, so nothing said which blocks a `paper2-low` froze."""
-    spec, blocks = p.phase.freeze, format_layers(phase_layers(p, n_layers))
-    return spec if blocks == spec else f"{blocks} ({spec})"
+    spec itself otherwise, as written (`0,1` is not `0-1 (0,1)`, which reads as a preset's name). It recorded
+    the spec alone, so nothing said which blocks a `paper2-low` froze."""
+    spec = p.phase.freeze
+    if spec.strip() not in PRESETS:
+        return spec
+    return f"{format_layers(phase_layers(p, n_layers))} ({spec.strip()})"
 
 
 def check_scratch_freezes(cfg: RunConfig) -> None:
