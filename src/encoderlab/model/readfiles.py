@@ -13,7 +13,9 @@ The tokenizer's files are the names its class declares (`data.tokenizer.declared
 own (LUKE's entity_vocab.json) is covered without a list here to extend; without a tokenizer (none loads from
 the folder, or a version 2 record) the fixed list `data.tokenizer.TOKENIZER_READS` is. Trade-off: the caller
 hands in the loaded tokenizer, or the identity loads it once more to learn its class (`folder_tokenizer`: a
-resume's comparison, a study's key).
+resume's comparison, a study's key). The declared names are the installed transformers' own: a version whose
+class declares another file the folder holds gives another identity (a moved start model then needs --force;
+a study's model evaluated as is runs again), the price of following each class without a list here.
 
 `files_identity` hashes those files (name and bytes): a training start records it (`init_identity`), and a
 study keys the evaluation of a local model folder by it (`study.needs.model_identity`), so a model replaced in
