@@ -174,14 +174,14 @@ def test_the_key_covers_the_tokenizer_files_its_class_reads_as_a_start_records_t
     vocabulary (`LukeTokenizer.vocab_files_names`) edited in place left the node's key, and so its score, as
     they were; and the identity was not the one a training start records of the same folder, as the docs
     say. It now takes the files from the tokenizer's class, as `train.build.init_identity` does."""
-    from tests.train.test_init_identity import _edit_luke, _hf_folder_with, _luke_tokenizer
+    from tests.train.tokenizer_fixtures import edit_luke, hf_folder_with, luke_tokenizer
 
     from encoderlab.study.needs import model_identity
     from encoderlab.train import ModelSpec
     from encoderlab.train.build import init_identity
 
-    folder = _hf_folder_with(tmp_path, _luke_tokenizer)
+    folder = hf_folder_with(tmp_path, luke_tokenizer)
     before = model_identity(str(folder))
     assert before == init_identity(ModelSpec(init=str(folder)))  # one identity of one folder
-    _edit_luke(folder)
+    edit_luke(folder)
     assert model_identity(str(folder)) != before  # was the same key

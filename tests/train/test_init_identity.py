@@ -16,6 +16,7 @@ import pytest
 from tests.model.model_fixtures import save_tiny_tokenizer
 from tests.train.helpers import save_tiny_decoder, save_tiny_encoder, tiny_run
 from tests.train.test_resume_init import PHASES
+from tests.train.tokenizer_fixtures import TOKENIZER_CLASSES, hf_folder_with
 
 from encoderlab.errors import UserError
 from encoderlab.train import pretrain
@@ -174,59 +175,6 @@ def test_a_sharded_hugging_face_folder_is_covered_by_its_shards_and_their_index(
     assert names == sorted(["config.json", "model.safetensors.index.json", "tokenizer.json", *shards])
 
 
-def _luke_tokenizer(folder: Path) -> None:
-    """studio-ousia/luke-base's tokenizer files, tiny: RoBERTa's byte-level BPE (vocab.json, merges.txt) and
-    the entity vocabulary LukeTokenizer reads of its own (`vocab_files_names`: entity_vocab.json)."""
-    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "<mask>": 4, "a": 5, "b": 6, "Ġ": 7, "ab": 8}
-    (folder / "vocab.json").write_text(json.dumps(vocab))
-    (folder / "merges.txt").write_text("#version: 0.2\na b\n")
-    (folder / "entity_vocab.json").write_text(json.dumps({"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "[MASK2]": 3}))
-    (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "LukeTokenizer"}))
-
-
-def _edit_luke(folder: Path) -> None:
-    """Another entity vocabulary: one entity more."""
-    entities = json.loads((folder / "entity_vocab.json").read_text())
-    (folder / "entity_vocab.json").write_text(json.dumps({**entities, "Paris": len(entities)}))
-
-
-def _albert_tokenizer(folder: Path) -> None:
-    """albert-base-v2's SentencePiece model (`spiece.model`, its class's `vocab_files_names`), named by
-    tokenizer_config.json as the hub's folder names it."""
-    from tests.model.model_fixtures import save_albert_tokenizer
-
-    save_albert_tokenizer(folder)
-    (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "AlbertTokenizer"}))
-
-
-def _edit_albert(folder: Path) -> None:
-    """Another SentencePiece model in spiece.model: DeBERTa-v3's fixture's, of other pieces."""
-    from tests.model.model_fixtures import save_deberta_v3_tokenizer
-
-    other = folder / "other"
-    other.mkdir()
-    save_deberta_v3_tokenizer(other)
-    shutil.move(other / "spm.model", folder / "spiece.model")
-    shutil.rmtree(other)
-
-
-TOKENIZER_CLASSES = {
-    "LukeTokenizer": (_luke_tokenizer, _edit_luke, ["merges.txt", "vocab.json", "entity_vocab.json"]),
-    "AlbertTokenizer": (_albert_tokenizer, _edit_albert, ["spiece.model"]),
-}
-"""Tokenizer class -> (its files' writer, an edit of one, the vocabulary files its load reads). LUKE's
-entity_vocab.json is a file the fixed list (`TOKENIZER_READS`) missed."""
-
-
-def _hf_folder_with(tmp_path: Path, writer) -> Path:
-    """A Hugging Face folder (a tiny Llama's weights and config) whose tokenizer files are `writer`'s."""
-    folder = save_tiny_decoder(tmp_path / "decoder", tied=True)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        (folder / name).unlink()
-    writer(folder)
-    return folder
-
-
 @pytest.mark.parametrize("cls", sorted(TOKENIZER_CLASSES))
 def test_the_identity_covers_the_files_the_tokenizers_class_declares(tmp_path, cls):
     """The tokenizer's files are those its class reads (`vocab_files_names`), not a fixed list of names: a
@@ -235,7 +183,7 @@ def test_the_identity_covers_the_files_the_tokenizers_class_declares(tmp_path, c
     from encoderlab.model.readfiles import read_files
 
     writer, edit, vocabulary = TOKENIZER_CLASSES[cls]
-    folder = _hf_folder_with(tmp_path, writer)
+    folder = hf_folder_with(tmp_path, writer)
     (folder / "stray.model").write_bytes(b"a SentencePiece model no load of this folder reads")
     spec = ModelSpec(init=str(folder))
     before = init_identity(spec)
