@@ -529,3 +529,31 @@ def test_rungs_at_one_compute_fit_no_curve_in_compute():
     assert adv.method == "single rung" and "rungs at fewer than 3 computes" in adv.reason
     # rungs at three computes still get the curve (6ND of one N*D product differs only in its last bits)
     assert computes(np.array([6e15, 6 * 2e6 * (1e15 / 2e6), 1.2e16, 2.4e16])) == 3
+
+
+def test_the_path_names_the_schedules_in_compute_alone_beside_a_2d_curve():
+    """`Advice.path` with one schedule on a 2-D curve (3 sizes x 3 budgets) and one on the 1-D power law in compute
+    (`fit.POWER`, 4 sizes at 20 tokens per parameter): the 2-D curve follows the target's allocation and the 1-D one
+    is named as read in compute alone (decide._path; its test for the 2-D form once read "not POWER", the form's
+    name, not a test's power)."""
+
+    def truth(n, d):
+        return 1.8 + 300 / n**0.3 + 400 / d**0.3
+
+    grid = [(n, r * n) for n in (8e6, 2e7, 5e7) for r in (10.0, 20.0, 40.0)]
+    line = [(n, 20.0 * n) for n in (8e6, 2e7, 5e7, 1.25e8)]
+    runs = [
+        Observation(schedule=s, params=n, tokens=d, seed=k, value=truth(n, d) + shift + 0.002 * k)
+        for s, points, shift in ((MLM_LIKE, grid, 0.0), (CLM_LIKE, line, 0.05))
+        for n, d in points
+        for k in range(2)
+    ]
+    adv = advise(Ladder(LOSS, tuple(runs)), Target(params=1.25e8, tokens=2.5e9), n_boot=20)
+    assert {p.schedule: p.curve for p in adv.predictions} == {
+        MLM_LIKE.name: CHINCHILLA.name,
+        CLM_LIKE.name: POWER.name,
+    }
+    assert adv.path == (
+        f"each schedule at the target's 20 tokens per parameter; {CLM_LIKE.name} in compute alone, at its runs' own "
+        "tokens per parameter"
+    )

@@ -43,7 +43,7 @@ from typing import Literal
 import numpy as np
 
 from encoderlab.advise.crossover import Crossover, crossovers
-from encoderlab.advise.fit import DELTA, POWER
+from encoderlab.advise.fit import CHINCHILLA, DELTA, POWER
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.options import check_fit_options
 from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
@@ -370,9 +370,12 @@ def advise(
 
 
 def _path(fits: list[ScheduleFit], target: Target) -> str:
-    """`Target.path` for these fits: a curve in compute alone follows its runs, not the target's path."""
+    """`Target.path` for these fits: a curve in compute alone (the 1-D power law `POWER`) follows its runs, not the
+    target's path; a 2-D curve (`CHINCHILLA`) follows the target's; a schedule with no curve (form None) neither."""
     one_d = tuple(f.schedule.name for f in fits if f.form is POWER)
-    return target.path(one_d, two_d=any(f.form is not None and f.form is not POWER for f in fits))
+    # the 2-D form told as predict, reach and trend tell it (was "neither None nor POWER", read as a missing power
+    # calculation; `POWER` is the curve E + A*C^-a, not a test's power)
+    return target.path(one_d, two_d=any(f.form is CHINCHILLA for f in fits))
 
 
 def _check_comparable(rungs, fitted: bool) -> None:
