@@ -230,7 +230,7 @@ def test_the_crossover_interval_share_and_verdict_match_the_replicates_curves(cr
     assert (got.compute is None) == (at[0] is None)
 
 
-@pytest.mark.parametrize("draw", [4, 12, 14, 22])
+@pytest.mark.parametrize("draw", [4, 12, 14, 22, 36, 51, 63])
 def test_the_2d_fit_on_a_ladder_that_falls_and_rises_reaches_scipys_best_of_a_grid(draw):
     """A ladder that falls and rises again in compute (3 sizes x 3 budgets, 2 seeds, noise 0.3%), a shape the
     form cannot follow: near-equal minima, whose best holds one exponent at its upper bound (a small steep term)
@@ -239,7 +239,11 @@ def test_the_2d_fit_on_a_ladder_that_falls_and_rises_reaches_scipys_best_of_a_gr
     grid points, mostly neighbours in one basin, ended above it by more than 0.1% in 6 of 30 draws (generator
     seeds 0-29; 12, 14 and 22 here, up to 3.2%), since the grid stopped at 1.5 and its starts were ranked with E
     above its bound. The grid now spans `EXP_RANGE`, E is profiled at its bound, and the starts are the grid's
-    local minima: none of those 30 draws, nor 30 flat ones, ends above 0.1% (docs/advise.md)."""
+    local minima: none of those 30 draws, nor 30 flat ones, ends above 0.1% (docs/advise.md). On 90 draws 3 still
+    did (36, 51 and 63 here, up to 0.36%): the grid's coefficients, solved by least squares, ranked its points by a
+    loss the fit does not minimise, and the local minima it put first refined into a basin with a term killed or the
+    steep and flat terms swapped. Reweighted as the objective weighs each run (`fit.PROFILE_IRLS`), none of the 90
+    is above 0.1%."""
     x = GRID[:, 0] * GRID[:, 1]
     y = (3.0 + 0.05 * (np.log(x) + 1.4) ** 2) * np.exp(
         np.random.default_rng(draw).normal(0.0, 0.003, len(GRID))
