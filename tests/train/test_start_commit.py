@@ -22,7 +22,7 @@ from encoderlab.model.card import find_run, render_card
 from encoderlab.model.io import save_model_folder
 from encoderlab.objectives import MLM
 from encoderlab.train.config import ModelSpec, Phase
-from encoderlab.train.trainer import pretrain
+from encoderlab.train.entry import pretrain
 
 
 def _save(folder: Path) -> Path:

@@ -18,9 +18,10 @@ from encoderlab.lazy import lazy_names
 
 if TYPE_CHECKING:
     from encoderlab.train.config import CheckpointConfig, DataConfig, ModelSpec, OptimConfig, Phase, RunConfig
+    from encoderlab.train.entry import pretrain
     from encoderlab.train.recipes import RECIPES, build_recipe
     from encoderlab.train.schedule import Schedule
-    from encoderlab.train.trainer import NonFiniteLoss, Trainer, pretrain
+    from encoderlab.train.trainer import NonFiniteLoss, Trainer
 
 _HOMES = {
     "CheckpointConfig": "config",
@@ -34,7 +35,7 @@ _HOMES = {
     "Schedule": "schedule",
     "NonFiniteLoss": "trainer",
     "Trainer": "trainer",
-    "pretrain": "trainer",
+    "pretrain": "entry",
 }
 """Each public name and the module of this package that defines it."""
 

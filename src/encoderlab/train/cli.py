@@ -21,11 +21,12 @@ from encoderlab.paths import found_beside_instead
 from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig, check_until_step
 from encoderlab.train.distributed import agreed, env_rank, join_world, shutdown
+from encoderlab.train.entry import pretrain
 from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.freeze import check_scratch_freezes
 from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
 from encoderlab.train.runfolder import check_run_folder
-from encoderlab.train.trainer import Trainer, pretrain
+from encoderlab.train.trainer import Trainer
 
 
 def resolve_config(

@@ -17,14 +17,15 @@ Design
   * A resume (and a rollback) refuses a tokenizer other than its checkpoint's, and prepared data
     other than its checkpoint's unless forced (`resumed.py`).
   * Side effects (files, progress bar) happen on rank 0 only; `distributed.py` is the seam for DDP/FSDP.
+  * The process around one trainer (joining the world, deterministic mode, the order of the checks
+    before anything is written, the caller's `before_start`, shutdown) is `entry.py:pretrain`; the
+    trainer exposes those steps (`opened`, `stop_at`, `build`, `check_ranks_agree`, `run`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +51,8 @@ from encoderlab.train.distributed import (
     gathered_model,
     init_world,
     is_sharded,
-    join_world,
     load_model_state,
     reshard,
-    shutdown,
     stopping_together,
 )
 from encoderlab.train.flops import peak_flops
@@ -66,9 +65,8 @@ from encoderlab.train.runfolder import (
     check_run_folder,
     config_diff,
     environment,
-    finished,
 )
-from encoderlab.train.start import find_checkpoint, resolve_device
+from encoderlab.train.start import find_checkpoint
 from encoderlab.train.step import TrainStep
 from encoderlab.train.validation import VALIDATION, Validator
 from encoderlab.train.vocab import ADDED_TOKENS
@@ -78,32 +76,6 @@ class NonFiniteLoss(UserError):
     """Training stopped on a NaN/inf loss or gradient."""
 
     exit_code = 4
-
-
-@contextlib.contextmanager
-def deterministic_mode(enabled: bool, device: torch.device):
-    """`torch.use_deterministic_algorithms(True)` for the run when `enabled`, restored on exit.
-
-    cuBLAS reads CUBLAS_WORKSPACE_CONFIG when it initialises, so setting it here would be too
-    late: a CUDA run without it is refused (deterministic mode would raise mid-step otherwise).
-    """
-    if not enabled:
-        yield
-        return
-    if device.type == "cuda" and not os.environ.get("CUBLAS_WORKSPACE_CONFIG"):
-        raise UserError(
-            "deterministic=true on CUDA needs CUBLAS_WORKSPACE_CONFIG; run `export CUBLAS_WORKSPACE_CONFIG=:4096:8` "
-            "before starting encoderlab"
-        )
-    before, warn_only = (
-        torch.are_deterministic_algorithms_enabled(),
-        torch.is_deterministic_algorithms_warn_only_enabled(),
-    )
-    torch.use_deterministic_algorithms(True)
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(before, warn_only=warn_only)
 
 
 class Trainer:
@@ -470,49 +442,3 @@ class Trainer:
             "flops": result.flops,
             "mfu": result.flops / result.seconds / (peak * layout.world_size) if result.n_targets else None,
         }
-
-
-def pretrain(
-    cfg: RunConfig,
-    *,
-    resume: bool = False,
-    force: bool = False,
-    until_step: int | None = None,
-    source: BatchSource | None = None,
-    before_start: Callable[[Trainer, int], None] | None = None,
-) -> Path:
-    """Train `cfg` in `cfg.out` and return the run folder (final model in `final/`).
-
-    `before_start(trainer, stop_step)` runs once every check has passed and before anything is
-    written (the CLI prints its notes and asks for `--yes` there); it may raise a `UserError`.
-    """
-    try:
-        with contextlib.ExitStack() as run_scope:
-            world = join_world()  # first: a refusal on any rank then stops every rank (`agreed`)
-            with agreed(world):
-                run_scope.enter_context(deterministic_mode(cfg.deterministic, resolve_device(cfg)))
-                trainer = Trainer.opened(cfg, resume=resume, force=force)
-                stop = trainer.stop_at(until_step)  # before "is finished; nothing was changed", not after it
-                # a finished run builds nothing (its data and model were read before saying so); a forced resume
-                # is built first, so a config it cannot resume with (another architecture) is refused alone
-                if force:
-                    trainer.build(source)
-                done = resume and finished(
-                    trainer.run_dir, trainer.progress.step, trainer.plan[-1].end, say=world.is_main
-                )
-                if not (done or force):
-                    trainer.build(source)
-                if until_step is not None and until_step > stop and world.is_main:  # as asked, but say so
-                    print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
-                          "trains to the end", file=sys.stderr)  # fmt: skip
-                if before_start is not None and not done:
-                    before_start(trainer, stop)
-            with agreed(world):
-                trainer.check_ranks_agree()
-            if not done:
-                trainer.run(until_step)
-    except BaseException:
-        shutdown(clean=False)  # the process group init_world created under torchrun, if any
-        raise
-    shutdown()
-    return Path(cfg.out)
