@@ -121,6 +121,17 @@ def test_skip_counts_the_bad_batch_and_rollback_reloads_then_skips_it(poisoned, 
     assert all(torch.equal(a[k], b[k]) for k in a if k != "embed_tokens.weight")
 
 
+def test_a_rollback_into_a_freezing_phase_does_not_say_its_blocks_again(poisoned, tmp_path, capsys):
+    # the rollback re-enters the phase it was in (its optimizer is rebuilt); the run said which blocks it
+    # freezes once, when it entered it
+    code, err = poisoned("rollback", (2,), "phases.0.freeze=0-1", capsys=capsys)
+    assert code == 0, err
+    assert poisoned.loads == [ckpt.checkpoint_dir(tmp_path / "rollback", 2)]  # it did roll back
+    n_layers = ModelConfig.from_size("tiny", vocab_size=VOCAB).n_layers
+    notes = [line for line in err.splitlines() if "freezes blocks" in line]
+    assert notes == [f"encoderlab: note: phase 0-clm freezes blocks 0-1 of {n_layers}"]
+
+
 @pytest.mark.parametrize("policy", ["skip", "rollback"])
 def test_retry_cap_stops_with_a_clear_line(poisoned, tmp_path, capsys, policy):
     code, err = poisoned(policy, (1, 3), "max_bad_steps=1", capsys=capsys)

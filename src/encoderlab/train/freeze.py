@@ -96,6 +96,17 @@ def frozen_record(p: PlannedPhase, n_layers: int) -> str:
     return f"{format_layers(phase_layers(p, n_layers))} ({spec.strip()})"
 
 
+def freeze_note(p: PlannedPhase, n_layers: int) -> str | None:
+    """What a run says as it enters phase `p`, None when the phase freezes nothing: the blocks it freezes of
+    `n_layers`, and the preset that chose them, whose blocks depend on the depth. A `detour-freeze-low` run
+    printed nothing of them; only its checkpoints' state.json (`frozen_record`) named `0-1 (paper2-low)`."""
+    spec = p.phase.freeze.strip()
+    if not spec:
+        return None
+    preset = f" (preset {spec})" if spec in PRESETS else ""
+    return f"phase {p.name} freezes blocks {format_layers(phase_layers(p, n_layers))} of {n_layers}{preset}"
+
+
 def check_scratch_freezes(cfg: RunConfig) -> None:
     """Refuse, without building the model, a phase's freeze spec that a model from scratch cannot take:
     its depth is its size's. `--dry-run` printed `freeze: abc` or `0-9` on `tiny` as a valid config, which

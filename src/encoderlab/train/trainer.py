@@ -56,7 +56,7 @@ from encoderlab.train.distributed import (
     stopping_together,
 )
 from encoderlab.train.flops import peak_flops
-from encoderlab.train.freeze import MECHANISM, frozen_record
+from encoderlab.train.freeze import MECHANISM, freeze_note, frozen_record
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
 from encoderlab.train.resumed import check_tokenizer, data_note
 from encoderlab.train.runfolder import (
@@ -114,6 +114,8 @@ class Trainer:
         self.cfg, self.run_dir, self.resume, self.force = cfg, Path(cfg.out), resume, force
         self.world: World = init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
+        # the phase whose freezing `_enter_phase` said last: a rollback that re-enters it says nothing again
+        self._noted_phase: PlannedPhase | None = None
         latest = self._resumed_from = find_checkpoint(self.run_dir) if resume else None
         # its state.json alone: the counters, for `stop_at` and `finished`, and the start model's record (`build`),
         # which loads the rest of the checkpoint
@@ -366,7 +368,7 @@ class Trainer:
             while self.progress.step < stop_at:
                 step = self.progress.step
                 if not self.train_step.ready_for(step):
-                    self.train_step.enter_phase(self.train_step.phase_at(step), step)
+                    self._enter_phase(step)
                 record = self._run_step(step, peak)
                 if record is None:  # rolled back: the loop replays from the restored step
                     bar.n = self.progress.step
@@ -387,6 +389,16 @@ class Trainer:
             for sink in sinks:
                 sink.close()
         return self._finish(total)
+
+    def _enter_phase(self, step: int) -> None:
+        """Enter the phase of `step` (a start, a phase boundary, a resume, a rollback); a phase that freezes
+        says which blocks, on rank 0, when the run enters it, not again when a rollback re-enters it."""
+        phase = self.train_step.phase_at(step)
+        self.train_step.enter_phase(phase, step)
+        note = freeze_note(phase, self.model.config.n_layers)
+        if note is not None and phase != self._noted_phase and self.world.is_main:
+            tqdm.write(f"encoderlab: note: {note}", file=sys.stderr)  # the bar's line stays whole
+        self._noted_phase = phase
 
     def _validate(self) -> dict[str, float]:
         """The held-out losses now, also written to RUN/validation.json (the latest scores; a loss that is
