@@ -213,3 +213,30 @@ def test_eval_check_says_the_training_rows_hold_hard_negatives(tmp_path, capsys)
         code, out, _ = run_cli([str(a) for a in argv] + ["--lrs", "1e-4", "--seeds", "0"], capsys)
         said = re.search(r"examples: train \d+ with hard negatives,", out)
         assert code == 0 and bool(said) == (name == "trip.yaml"), out
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+@pytest.mark.parametrize("cut", ["validation_fraction", "test_fraction"])
+def test_a_cut_from_triplets_keeps_each_querys_rows_on_one_side(tmp_path, cut):
+    """Triplets repeat a query once per negative (sentence-transformers' hard-negative datasets do): a cut
+    from train took rows, so a query's rows landed on both sides and the task was refused as overlap
+    ("deduplicate the data"), which the data had no duplicate to fix. A query's rows now go where the cut
+    put one of them: validation (or test) queries are not trained on, and judge all their documents."""
+    rows = [
+        {"query": f"query about {i}", "document": f"document about {i}", "negative": f"passage {i}.{j}"}
+        for i in range(40)
+        for j in range(3)
+    ]
+    write_jsonl(tmp_path / "train.jsonl", rows)
+    data_spec = {"train": "train.jsonl", cut: 0.2}
+    if cut == "validation_fraction":
+        write_jsonl(tmp_path / "test.jsonl", [{"query": f"t {i}", "document": f"d {i}"} for i in range(5)])
+        data_spec["test"] = "test.jsonl"
+    path = write_task_file(tmp_path, "trip.yaml", name="trip", family="ir", data=data_spec)
+    data = task_from_file(path).loader()
+    trained = {r["query"] for r in data.train}
+    cuts = [data.val] + ([data.tests["test"]] if cut == "test_fraction" else [])  # validation: from the rest
+    sides = [trained, *(set(c.queries.values()) for c in cuts)]
+    assert all(sides) and sum(map(len, sides)) == len(set().union(*sides)) == 40  # disjoint, every query
+    assert len(data.train) == 3 * len(trained)
+    assert all(len(docs) == 1 for c in cuts for docs in c.qrels.values())  # its 3 rows: one judgment

@@ -410,7 +410,10 @@ def _task_from_file(path: Path) -> Task:
     if spec.data.beir is not None:  # BEIR's corpus, queries and qrels: one reader for a folder or a hub id
         data = beir_data(spec.data, spec.family, spec.columns, path.parent, where)
     else:
-        found, places = load_splits(spec.data, path.parent, _required(spec), where)
+        query = (
+            spec.columns.get("query", "query") if spec.family == "ir" else None
+        )  # a query's rows: one side
+        found, places = load_splits(spec.data, path.parent, _required(spec), where, query)
         data = _examples(spec, found, places, where)
         if places["validation"].from_train:  # noted where too small to pick an LR by (`cut_validation_note`)
             data = cut_validation(data)

@@ -23,13 +23,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from encoderlab.data.hub import HUB_DATA_ENV, well_formed_hub_id
+from encoderlab.data.hub import HUB_DATA_ENV, import_datasets, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 from encoderlab.eval.tasks.hubexport import export_source
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
-from encoderlab.eval.tasks.splits import cut_size, split_role
+from encoderlab.eval.tasks.splits import composed, cut_size, split_role
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
 
@@ -73,11 +73,12 @@ class DataSpec:
 
 
 def load_splits(
-    data: DataSpec, base: Path, columns: tuple[str, ...], where: str
+    data: DataSpec, base: Path, columns: tuple[str, ...], where: str, group: str | None = None
 ) -> tuple[dict, dict[str, RowPlaces]]:
     """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`, and
     {split: where its rows are in the data read}; `base` is the task file's folder, which local
-    file names are relative to. Each split read must hold the `columns` (checked before a cut)."""
+    file names are relative to. Each split read must hold the `columns` (checked before a cut);
+    `group`: a column whose rows of one value a cut keeps on one side (an IR task's query column)."""
     needed = ("train",) if data.test_fraction is not None else ("train", "test")
     if data.hub:
         if data.train or data.validation or data.test:
@@ -106,7 +107,7 @@ def load_splits(
     validation = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
     for split, fraction in (("test", data.test_fraction), ("validation", validation)):
         if split not in found:  # test first, so validation comes from what is left to train on
-            parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)
+            parts = _cut(found["train"], places["train"], split, fraction, data.seed, where, group)
             (found["train"], places["train"]), (found[split], places[split]) = parts
     return found, places
 
@@ -285,18 +286,42 @@ def _refuse_unread_validation(ds, names: dict[str, str | None], source: HubSourc
         )
 
 
-def _cut(train, places: RowPlaces, split: str, fraction: float, seed: int, where: str) -> tuple:
+def _cut(
+    train, places: RowPlaces, split: str, fraction: float, seed: int, where: str, group: str | None
+) -> tuple:
     """((the rest of train, its places), (`split`, its places)): a seeded share of train
     (`train_test_split`, as EncodEval cuts validation), of the size a BEIR folder's cut has (`splits.cut_size`,
-    the count `train_test_split` takes of the share; given as a number, the draw is the same); a share that
-    leaves nothing to train on is one line."""
+    the count `train_test_split` takes of the share; given as a number, the draw is the same), then the rows
+    of a `group` value the cut took joined to it (`_whole_groups`); a share that leaves nothing to train on
+    is one line."""
     size = cut_size(fraction, train.num_rows)
+    refusal = UserError(
+        f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} leaves "
+        "none to train on; lower it or add examples"
+    )
     try:
         parts = train.add_column(ORIGIN, list(places.order)).train_test_split(test_size=size, seed=seed)
     except ValueError:  # datasets: "the resulting train set will be empty"
-        raise UserError(
-            f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} leaves "
-            "none to train on; lower it or add examples"
-        ) from None
+        raise refusal from None
+    if group is not None:
+        parts = _whole_groups(parts, group)
+        if not parts["train"].num_rows:  # every query had a row drawn
+            raise refusal
     kept, cut = ((parts[p].remove_columns(ORIGIN), places.cut(parts[p][ORIGIN])) for p in ("train", "test"))
     return kept, (cut[0], dataclasses.replace(cut[1], from_train=True))
+
+
+def _whole_groups(parts, group: str) -> dict:
+    """`parts` ({train, test} of `train_test_split`) with each train row whose `group` value (compared as
+    `check_overlap` compares it, `splits.composed`) a cut row has moved into the cut. An IR task's rows are
+    judgments, several for one query where it has two positives or, as triplets, one row per hard negative:
+    cut by rows, a query's rows fell on both sides, refused as overlap ("deduplicate the data", which had no
+    duplicate). A data set of one row per query is cut as before (same draw, same data hash)."""
+    taken = {composed(v) for v in parts["test"][group] if isinstance(v, str)}  # others: refused later, by row
+    moved = [i for i, v in enumerate(parts["train"][group]) if isinstance(v, str) and composed(v) in taken]
+    if not moved:
+        return parts
+    stay = sorted(set(range(parts["train"].num_rows)).difference(moved))
+    datasets = import_datasets()
+    joined = datasets.concatenate_datasets([parts["test"], parts["train"].select(moved)])
+    return {"train": parts["train"].select(stay), "test": joined}

@@ -251,13 +251,14 @@ def overlap_keys(family: str, split) -> set:
         keys = {(e["question"], e["context"]) for e in split}
     else:
         keys = {(e["text"], e.get("text_pair")) for e in split}
-    return {_composed(k) for k in keys}
+    return {composed(k) for k in keys}
 
 
-def _composed(key):
-    """An overlap key with each of its texts in NFC."""
+def composed(key):
+    """An overlap key with each of its texts in NFC (also how a cut from train keeps a group together:
+    `custom_data._whole_groups`)."""
     if isinstance(key, tuple):
-        return tuple(_composed(k) for k in key)
+        return tuple(composed(k) for k in key)
     return unicodedata.normalize("NFC", key) if isinstance(key, str) else key
 
 
