@@ -195,7 +195,10 @@ def test_ir_from_jsonl_builds_judged_corpora(tmp_path):
     )
     task, data = load_task(task_from_file(path))
     assert isinstance(data.tests["test"], IRSplit) and len(data.tests["test"].queries) == 20
-    assert len(data.train) == 30 and task.options.query_prefix == "Q: "
+    assert task.options.query_prefix == "Q: "
+    held = set(data.val.queries.values())  # a query's rows stay on one side of the cut (topics repeat)
+    assert held and not held & {p["query"] for p in data.train}
+    assert len(data.train) == sum(p["q"] not in held for p in pairs[:40])
     test = data.tests["test"]
     for qid, relevant in test.qrels.items():  # each query judges the document it was written from
         [did] = relevant
