@@ -195,6 +195,23 @@ def test_columns_beside_data_beir_without_a_pairs_file_is_one_line(tmp_path):
         task_from_file(path)
 
 
+@pytest.mark.parametrize("train", ["pairs.csvv", "ms"])
+def test_columns_beside_a_data_train_that_is_no_file_names_what_data_train_is(tmp_path, train):
+    """A misspelt pairs file (or a folder) beside `columns:` was refused as "columns: not read with data.beir
+    ...; drop it": dropping them, the next run stopped at the missing file, and naming it then needed them
+    back. The line says what data.train names, so both fixes are in view."""
+    _test_only(tmp_path)
+    _write_jsonl(
+        tmp_path / "pairs.jsonl", [{"query": r["query"], "positive": r["document"]} for r in _pairs()]
+    )
+    write_beir(tmp_path / "ms")
+    data = {"beir": "sci", "train": train}
+    path = beir_task(tmp_path, data=data, columns={"document": "positive"})
+    what = "a folder" if train == "ms" else rf"not a file \(looked for {re.escape(str(tmp_path / train))}\)"
+    with pytest.raises(UserError, match=rf"in data.train, and data.train '{train}' is {what}\); drop it"):
+        task_from_file(path)
+
+
 def _big_training_folder(tmp_path, extra: int = 300):
     """`ms`, a BEIR folder whose corpus holds `extra` documents its train qrels do not judge (d0-d25 are)."""
     docs = [{"_id": f"d{i}", "title": "", "text": f"ms passage {i}"} for i in range(40 + extra)]

@@ -74,7 +74,7 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
     """The task's examples from its `data.beir` (and, for a test-only folder, the training pairs of the
     BEIR folder `data.train` names); settings it would not read are refused first."""
     pairs = bool(data.train) and (base / os.path.expanduser(data.train)).is_file()
-    _check_fields(data, family, columns, pairs, where)
+    _check_fields(data, family, columns, pairs, base, where)
     folder = beir_folder(data.beir, data.revision, base, where)
     if beir_hub_id(data.beir, base) and not (folder / "qrels").is_dir():
         raise UserError(
@@ -121,9 +121,10 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
     return cut_validation(data) if cut else data
 
 
-def _check_fields(data, family: str, columns: dict, pairs: bool, where: str) -> None:
+def _check_fields(data, family: str, columns: dict, pairs: bool, base: Path, where: str) -> None:
     """Refuse the family and the `data` fields that data.beir does not read (`data.train` it does, and
-    `columns:` where `pairs`: data.train is a pairs file, whose columns it names)."""
+    `columns:` where `pairs`: data.train is a pairs file, whose columns it names; where data.train names no
+    file, the line says what it names, so a misspelt pairs file is not fixed by dropping `columns:`)."""
     if family != "ir":
         raise UserError(f"{where}: data.beir is retrieval data; write `family: ir`, or name data.train/test")
     given = [f"data.{k}" for k in ("validation", "test", "hub", "config", "test_fraction")]
@@ -134,10 +135,22 @@ def _check_fields(data, family: str, columns: dict, pairs: bool, where: str) -> 
     if given:
         raise UserError(
             f"{where}: {', '.join(given)}: not read with data.beir (its files name the splits and fields"
-            + ("; `columns:` names a pairs file's, in data.train" if "columns" in given else "")
+            + (_pairs_clause(data.train, base) if "columns" in given else "")
             + "); drop "
             + ("it" if len(given) == 1 else "them")
         )
+
+
+def _pairs_clause(train: str | None, base: Path) -> str:
+    """The clause of `_check_fields`' line on `columns:`: they name a pairs file's columns, and what
+    data.train names instead of one (a folder, or a path that is no file)."""
+    said = "; `columns:` names a pairs file's, in data.train"
+    if not train:
+        return said
+    local = base / os.path.expanduser(train)
+    return f"{said}, and data.train {train!r} is " + (
+        "a folder" if local.is_dir() else f"not a file (looked for {local})"
+    )
 
 
 @dataclass(frozen=True)
