@@ -53,14 +53,11 @@ def source_path(source: str | Path, patterns: tuple[str, ...] = MODEL_FILES) -> 
     if name in assets.ASSETS:
         return assets.asset_dir(name)
     check_model_source(name)
-    mirror = model_mirror(
-        name, patterns=patterns
-    )  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
+    # the ENCODERLAB_HUB_MODELS mirror (offline: the cached snapshot holding `patterns`, else refused)
+    mirror = model_mirror(name, patterns=patterns)
     if mirror is not None:
         return mirror
-    if (
-        patterns != MODEL_FILES
-    ):  # no weights read (`eval --check`): the hub asked only for what the cache lacks
+    if patterns != MODEL_FILES:  # no weights read (`eval --check`): the hub asked for what the cache lacks
         return check_files(name, patterns)
     folder = download_model_repo(name, "model", patterns)
     if patterns == MODEL_FILES:

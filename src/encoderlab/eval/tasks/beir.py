@@ -99,7 +99,8 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
     elif data.train:
         trains = _training_folder(beir_folder(data.train, None, base, where, "data.train"), where)
     train, cut = trains.qrels["train"], "dev" not in scored.qrels
-    if cut:  # from the training pairs' queries, ranked against their documents, as a cut of this folder's is
+    if cut:  # from the training queries, ranked against the training documents read (a training folder's:
+        # those its train qrels judge, `_training_folder`; this folder's own: its whole corpus)
         fraction = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
         train, dev = _cut(train, fraction, data.seed, source, where)
         val = _split(dev, trains.queries, trains.corpus)
