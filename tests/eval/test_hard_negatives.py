@@ -240,3 +240,24 @@ def test_a_cut_from_triplets_keeps_each_querys_rows_on_one_side(tmp_path, cut):
     assert all(sides) and sum(map(len, sides)) == len(set().union(*sides)) == 40  # disjoint, every query
     assert len(data.train) == 3 * len(trained)
     assert all(len(docs) == 1 for c in cuts for docs in c.qrels.values())  # its 3 rows: one judgment
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_cut_that_draws_every_query_is_one_line_naming_the_queries(tmp_path, capsys):
+    """One query of 20 triplets: the cut's one row takes the query, and its other rows follow it, so nothing
+    is left to train on; the line says why (a query's rows stay together) and that more queries fix it, not
+    only a lower fraction, which cannot. Before, it was refused as overlap ("deduplicate the data")."""
+    rows = [
+        {"query": "the one query", "document": "its document", "negative": f"passage {j}"} for j in range(20)
+    ]
+    path = _task_file(tmp_path, rows, "task_cut_takes_every_query.yaml")
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0"], capsys)
+    expected = (
+        f"task file {path}: data.validation_fraction 0.05 of the 20 train examples leaves none to train on: "
+        "the cut drew a row of their 1 query, whose rows stay on one side (a query is never both trained on "
+        "and scored); add rows of other queries"
+    )
+    assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
+    assert_printed_as_documented("task-file-ir-cut-takes-every-query", err, tmp_path)
+    assert not (tmp_path / "e").exists()

@@ -305,8 +305,14 @@ def _cut(
         raise refusal from None
     if group is not None:
         parts = _whole_groups(parts, group)
-        if not parts["train"].num_rows:  # every query had a row drawn
-            raise refusal
+        if not parts["train"].num_rows:  # every query had a row drawn: a lower fraction may not help
+            n = len({composed(v) for v in parts["test"][group] if isinstance(v, str)})
+            raise UserError(
+                f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} "
+                f"leaves none to train on: the cut drew a row of {'each of ' if n > 1 else ''}their "
+                f"{count(n, 'query', 'queries')}, whose rows stay on one side (a query is never both trained "
+                "on and scored); add rows of other queries"
+            )
     kept, cut = ((parts[p].remove_columns(ORIGIN), places.cut(parts[p][ORIGIN])) for p in ("train", "test"))
     return kept, (cut[0], dataclasses.replace(cut[1], from_train=True))
 
