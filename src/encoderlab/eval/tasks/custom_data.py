@@ -9,7 +9,8 @@ Design. Local files (`localfiles.load_local`: CSV, TSV, JSONL, parquet, the text
 compressed) and hub datasets (`hub.load_hub`, as the paper suite reads them) both go through
 `datasets.load_dataset`, so a file task behaves like a built-in one. A missing validation split is cut
 from train as EncodEval does (`train_test_split`, by default 5% with seed 42), and `test_fraction` cuts a test split
-from train first, so validation comes from what is left to train on. Every setting that would be
+from train first, so validation comes from what is left to train on; an IR task's rows of one query stay
+on one side of a cut (`_whole_groups`). Every setting that would be
 ignored is refused instead, with one line naming the field and the fix: hub-only fields beside local
 files, a fraction beside the split it would cut, a split mapped to one the dataset lacks (a typo was
 cut from train, unsaid), a share that leaves nothing to train on. Trade-off: the cuts are seeded
@@ -322,7 +323,8 @@ def _whole_groups(parts, group: str) -> dict:
     `check_overlap` compares it, `splits.composed`) a cut row has moved into the cut. An IR task's rows are
     judgments, several for one query where it has two positives or, as triplets, one row per hard negative:
     cut by rows, a query's rows fell on both sides, refused as overlap ("deduplicate the data", which had no
-    duplicate). A data set of one row per query is cut as before (same draw, same data hash)."""
+    duplicate). A data set of one row per query is cut as before (same draw, same data hash); the built-in
+    tasks' cuts are their loaders' own, not this."""
     taken = {composed(v) for v in parts["test"][group] if isinstance(v, str)}  # others: refused later, by row
     moved = [i for i, v in enumerate(parts["train"][group]) if isinstance(v, str) and composed(v) in taken]
     if not moved:
