@@ -21,7 +21,14 @@ from typing import Any, TypeVar
 import yaml
 
 from encoderlab.atomic import write_text_atomic
-from encoderlab.configforms import not_a_list, not_a_mapping, one_value, scalar_fix
+from encoderlab.configforms import (
+    NotText,
+    command_line_values,
+    not_a_list,
+    not_a_mapping,
+    one_value,
+    scalar_fix,
+)
 from encoderlab.errors import UserError, WrongType, closest, not_utf8, save_as_utf8, shown
 from encoderlab.words import noun
 from encoderlab.yamltext import (
@@ -204,27 +211,21 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
         # YAML reads `labels: [0, 1]` as numbers; a name that is a number is written quoted
         # quoted as written: `1e5` quoted as Python spells it, "100000.0", would be another name
         written = as_written(value)
-        raise UserError(f'{where}: expected str, got {written}; quote it ("{written}") to give it as text')
+        raise NotText(where, written, f'"{written}"')
     if tp is str and isinstance(value, (list, dict)):
         # `--param mask_token=[MASK]`: YAML reads [MASK] unquoted as a list; the line named no fix
         written = yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
-        key = where.rsplit(".", 1)[-1]
-        raise UserError(
-            f"{where}: expected str, got the {'list' if isinstance(value, list) else 'mapping'} {written} (YAML "
-            f"reads [ ] or {{ }} unquoted as one); quote it ('{written}') to give it as text, on a command line "
-            f"inside the shell's quotes: {key}=\"'{written}'\""
+        kind = "list" if isinstance(value, list) else "mapping"
+        raise NotText(
+            where, f"the {kind} {written} (YAML reads [ ] or {{ }} unquoted as one)", f"'{written}'"
         )
     if tp is str and isinstance(value, bool):  # YAML 1.1's booleans: `labels: [yes, no]` is [True, False]
-        # the spelling is lost (a bool cannot carry it, as a `Numeral` does): the fix fits every one, where
-        # `quote it ("yes")` told one who wrote `on` or `true` to write another word
-        raise UserError(
-            f"{where}: expected str, got {value!r} (YAML reads an unquoted yes/no, on/off or true/false as a "
-            'boolean); quote it as written (e.g. "yes", "on") to give it as text'
+        # the spelling is lost (a bool cannot carry it, as a `Numeral` does): the fix names no one word
+        raise NotText(
+            where, f"{value!r} (YAML reads an unquoted yes/no, on/off or true/false as a boolean)", None
         )
     if tp is str and isinstance(value, datetime.date):  # `name: 2024-01-01` is a date to YAML
-        raise UserError(
-            f'{where}: expected str, got the date {value}; quote it ("{value}") to give it as text'
-        )
+        raise NotText(where, f"the date {value}", f'"{value}"')
     if value is None and tp in (int, float, str, bool):  # "got None" named Python's value, and no fix
         raise UserError(
             f"{where}: expected {tp.__name__}, got null (nothing after the colon, `~` or `null`); give it a value"
@@ -327,13 +328,15 @@ def parse_scalar(text: str, where: str = "value") -> Any:
 
 def apply_overrides(cfg: T, overrides: list[str] | tuple[str, ...]) -> T:
     """Return `cfg` with each `dotted.path=value` applied, type-checked like a loaded config."""
-    values = {}
+    values, typed = {}, {}
     for item in overrides:
         if "=" not in item:
             raise UserError(f"override '{item}' must look like field.path=value")
         path, raw = item.split("=", 1)
         values[path] = parse_scalar(raw, f"override '{path}'")
-    return with_values(cfg, values)
+        typed[path] = (path, raw)
+    with command_line_values(typed):
+        return with_values(cfg, values)
 
 
 def with_values(cfg: T, values: Mapping[str, Any]) -> T:

@@ -6,13 +6,16 @@ a damaged record read back, whose callers keep the problem apart from the fix: `
 same forms. A list or mapping says which it is ("got the list [3]"): YAML reads an unquoted [ ] or { } as
 one, which is how most of these values are written by mistake. Trade-off: the forms are YAML's (the config
 files' and the CLI's `--set`/`--param` values are read as YAML), so a fix shows [a, b] and {name: value}
-rather than each caller's own syntax.
+rather than each caller's own syntax. The one exception is the quotes that make a value text (`NotText`):
+the shell strips YAML's, so for a value typed on a command line the fix is the shell's form.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import yaml
@@ -96,3 +99,52 @@ def flow(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return as_written(value)
     return yaml.safe_dump(value, default_flow_style=True, width=10**6).removesuffix("...\n").strip()
+
+
+class NotText(WrongType):
+    """A text field given a value YAML read as another type (`freeze: 7`, `mask_token: [MASK]`, `name: yes`),
+    with the quotes that make it text. Where the value came from picks their form, in this one place: in a
+    YAML file YAML's own (`"7"`); on a command line (`--param`, `--set`) the shell strips those
+    (`freeze="7"` reaches us as 7, refused again), so they go inside the shell's: `freeze='"7"'`
+    (`on_command_line`, called by `config.command_line_values`, which knows the value was typed).
+
+    `quoted` is the value in YAML's quotes, None where its spelling is lost (a boolean: `on` and `yes` both
+    read as True); `where` is the field, as `config.coerce` names it."""
+
+    def __init__(self, where: str, got: str, quoted: str | None, typed: tuple[str, str] | None = None):
+        self.where, self.got, self.quoted = where, got, quoted
+        super().__init__(f"{where}: expected str, got {got}", text_fix(quoted, typed))
+
+    def on_command_line(self, key: str, raw: str) -> NotText:
+        """This refusal for the value `raw` typed as `key=raw` on a command line: the shell's form of the fix."""
+        return NotText(self.where, self.got, self.quoted, (key, raw.strip()))
+
+
+def text_fix(quoted: str | None, typed: tuple[str, str] | None = None) -> str:
+    """The fix of a text value YAML read as another type (`NotText`): YAML's quotes around it, or for one
+    `typed` on a command line as (key, raw text), the whole `key=value` with those quotes inside the shell's
+    (the other kind, so the shell keeps them)."""
+    if typed is None:
+        if quoted is None:  # its spelling is lost: the examples fit `on` and `true` as well as `yes`
+            return 'quote it as written (e.g. "yes", "on") to give it as text'
+        return f"quote it ({quoted}) to give it as text"
+    key, raw = typed
+    inner = "'" if quoted is not None and quoted.startswith("'") else '"'
+    outer = '"' if inner == "'" else "'"
+    return f"quote it inside the shell's quotes to give it as text: {key}={outer}{inner}{raw}{inner}{outer}"
+
+
+@contextlib.contextmanager
+def command_line_values(typed: Mapping[str, tuple[str, str]]) -> Iterator[None]:
+    """Within it, a `NotText` about a value typed on a command line gets the shell's form of its fix.
+    `typed` maps each such field, as `config.coerce` names it (`detour.freeze`, `phases.0.freeze`; an
+    index may be written [0]), to (key, raw text) as typed. A value of any other field (a recipe's own, a
+    config file's) keeps YAML's form, and so does an item of a typed list: its whole value would need
+    rewriting."""
+    try:
+        yield
+    except NotText as exc:
+        item = typed.get(re.sub(r"\[(\d+)\]", r".\1", exc.where))
+        if item is None:
+            raise
+        raise exc.on_command_line(*item) from None

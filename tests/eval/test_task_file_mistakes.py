@@ -405,7 +405,7 @@ def test_a_header_column_differing_only_in_spaces_or_case_is_named_with_the_diff
         (
             ["polarity"],
             "got the list [polarity] (YAML reads [ ] or { } unquoted as one); quote it ('[polarity]') to give "
-            "it as text, on a command line inside the shell's quotes: label=\"'[polarity]'\"",
+            "it as text",
         ),
     ],
 )

@@ -106,8 +106,8 @@ CASES = [
     (  # said "cpt-mlm.mask_token: expected str, got ['MASK']": YAML's list, no fix named
         "param-text-read-as-list",
         "pretrain --recipe cpt-mlm --param mask_token=[MASK] --out {w}/o",
-        r"cpt-mlm.mask_token: expected str, got the list \[MASK\] \(YAML reads .*\); quote it \('\[MASK\]'\) "
-        r"to give it as text, on a command line inside the shell's quotes: mask_token=\"'\[MASK\]'\"",
+        r"cpt-mlm.mask_token: expected str, got the list \[MASK\] \(YAML reads .*\); quote it inside the shell's "
+        r"quotes to give it as text: mask_token=\"'\[MASK\]'\"$",
     ),
     (  # `--param data=$DATA` with DATA unset: was "smoke-mlm.data: expected str, got None"
         "empty-param-value",

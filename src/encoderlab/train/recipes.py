@@ -55,6 +55,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from encoderlab.config import coerce, parse_scalar, type_hints
+from encoderlab.configforms import command_line_values
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError, closest, did_you_mean
 from encoderlab.objectives import CLM, MLM, Objective
@@ -462,7 +463,8 @@ def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConf
             raise UserError(f"recipe parameter '{item}' must look like name=value")
         parsed[key] = parse_scalar(raw, f"recipe parameter '{key}'")
         typed[key] = item
-    args = recipe_args(name, parsed)  # an unknown parameter or a wrong type: its own line, naming it
+    with command_line_values({f"{name}.{k}": (k, item.partition("=")[2]) for k, item in typed.items()}):
+        args = recipe_args(name, parsed)  # an unknown parameter or a wrong type: its own line, naming it
     try:
         return RECIPES[name](**args)
     except UserError as exc:  # a part's own check ("mlm mask_ratio must be ...") named no --param
