@@ -280,8 +280,13 @@ def test_blocks_alone_move_between_vocabularies_of_other_sizes(folders, tmp_path
     main(["analyze", "transplant", str(a), folders["b"], "--sweep", "parts", "--out", str(tmp_path / "s")])
     assert is_model_folder(tmp_path / "s" / "all-mlp")
     capsys.readouterr()
+    # the tokenizers' line, which says to move blocks alone: was "different architectures (vocab_size ...)"
     argv = ["analyze", "transplant", str(a), folders["b"], "--layers", "0", "--embeddings", "--head"]
-    one_line_error(capsys, [*argv, "--out", str(tmp_path / "e")], "different architectures (vocab_size")
+    one_line_error(
+        capsys,
+        [*argv, "--out", str(tmp_path / "e")],
+        "--embeddings and --head would copy rows of A's vocabulary into B, but A and B have different tokenizers",
+    )
     # another depth is one line, with no note before it that the blocks are moved
     deep = save_model_folder(
         make_model(0, vocab_size=len(tok_a), n_layers=4), tmp_path / "d", tokenizer=tok_a

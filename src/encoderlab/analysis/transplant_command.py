@@ -97,10 +97,15 @@ def transplant_command(
 
 
 def _check_pair(pair_a: tuple, pair_b: tuple, *, embeddings: bool, head: bool) -> None:
-    """The architectures, then the tokenizers (refused, or a note): a note that the blocks are moved,
-    then a refusal to move them, was two lines. Blocks alone need no common vocabulary."""
-    transplant.check_same_architecture(pair_a[0], pair_b[0], vocabulary=embeddings or head)
+    """The blocks' architectures, then the tokenizers (refused, or a note), then the vocabularies: a note
+    that the blocks are moved, then a refusal to move them, was two lines. Blocks alone need no common
+    vocabulary. The tokenizers come before the vocabulary's size: `--embeddings` between two tokenizers of
+    other sizes was refused as "different architectures (vocab_size 68 vs 58)", and the tokenizers' line,
+    which says to move blocks alone, was never shown."""
+    transplant.check_same_architecture(pair_a[0], pair_b[0], vocabulary=False)
     transplant.check_tokenizers(pair_a[1], pair_b[1], embeddings=embeddings, head=head)
+    if embeddings or head:  # one tokenizer, models of other vocabulary sizes (a padded embedding)
+        transplant.check_same_architecture(pair_a[0], pair_b[0], vocabulary=True)
 
 
 def _save_one(a, b, tokenizer, spec: transplant.TransplantSpec, out: Path, sources: dict[str, str]) -> Path:
