@@ -38,6 +38,7 @@ computes: features, linear CKA, the draws of texts, and the rows built from them
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Sequence
 
@@ -50,12 +51,13 @@ from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     check_finite,
     check_varies,
+    cut_texts,
     model_dtype,
     pooled_features,
 )
 from encoderlab.analysis.inputs import MIN_TEXTS, Encoding, distinct_texts
 from encoderlab.errors import UserError
-from encoderlab.words import noun
+from encoderlab.words import count, noun
 
 PAPER2_SEEDS = (42, 43, 44)
 """The paper's sampling seeds (thesis, plots/chapter5/data/cka_mlm_control_heldout.json)."""
@@ -219,6 +221,28 @@ def _checked_features(
     return feats
 
 
+def _note_cut_texts(a: tuple, b: tuple, pool: Sequence[str], max_length: int) -> None:
+    """One `encoderlab: note:` line on stderr when A and B have different tokenizers and `max_length` cut
+    any text of `pool`: each model then reads its own first `max_length` tokens, which end at another point
+    of the text (`features` module docstring), so the two compare different spans of it. A shared tokenizer
+    cuts every text at one point, and nothing is said."""
+    from encoderlab.data.tokenizer import tokenizer_hash
+
+    if tokenizer_hash(a[1]) == tokenizer_hash(b[1]):
+        return
+    cut = {name: cut_texts(tok, pool, max_length) for name, (_, tok) in (("A", a), ("B", b))}
+    either = cut["A"] | cut["B"]
+    if not either:
+        return
+    print(
+        f"encoderlab: note: A and B have different tokenizers and --max-length {max_length} cut "
+        f"{len(either)} of the {count(len(pool), 'text')} drawn (A's tokenizer {len(cut['A'])}, B's "
+        f"{len(cut['B'])}), each at another point, so for those the models read different spans; give shorter "
+        "texts, or a larger --max-length where the models allow it",
+        file=sys.stderr,
+    )
+
+
 def compare(
     a: tuple[nn.Module, object],
     b: tuple[nn.Module, object],
@@ -238,6 +262,7 @@ def compare(
     models = {"A": a, "B": b, **({"B'": baseline} if baseline else {})}
     _check_depths(models)
     pool, rows_per_seed, distinct, overlap = _draw(distinct_texts(texts), n, seeds)
+    _note_cut_texts(a, b, pool, encoding.max_length)
     feats = _checked_features(models, pool, encoding, labels)
     widths = [f.shape[1] for f in feats["A"] + feats["B"]]
     if n <= max(widths):

@@ -16,7 +16,8 @@ model itself runs in whatever dtype it was loaded in.
 
 Trade-offs: sequences are truncated to `max_length` tokens (the paper's 512); every special token
 the tokenizer adds counts in the mean, as the attention mask says (the paper does not state
-otherwise). Attention is bidirectional unless `attention_mode="causal"` is asked for (decoders
+otherwise). Two models of different tokenizers cut a long text at different points of it, so they
+read different spans of it (`cut_texts` counts them: `analyze cka` says so in a note). Attention is bidirectional unless `attention_mode="causal"` is asked for (decoders
 analysed as decoders, e.g. paper 2's reverse CLM -> MLM -> CLM direction). Word-level features (token tasks) average the sub-tokens of each word, the words tokenised as
 running text (`eval.features.words_as_text`), so models with different tokenizers yield features for
 the same words and can be compared.
@@ -76,6 +77,14 @@ def block_outputs(
     if len(outputs) != len(model.layers):  # a block skipped or run twice: the index would lie
         raise RuntimeError(f"{len(outputs)} block outputs for {len(model.layers)} blocks")
     return outputs
+
+
+def cut_texts(tokenizer, texts: Sequence[str], max_length: int) -> set[int]:
+    """The indices of `texts` that `tokenizer` cuts at `max_length` tokens, special tokens counted as
+    `_encode` counts them. Tokenised to one token past the limit: a long text costs no more than a kept
+    one, and transformers does not warn of a sequence longer than the model's maximum."""
+    ids = tokenizer(list(texts), truncation=True, max_length=max_length + 1)["input_ids"]
+    return {i for i, row in enumerate(ids) if len(row) > max_length}
 
 
 @torch.no_grad()
