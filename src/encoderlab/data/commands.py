@@ -119,7 +119,7 @@ def prepare(
         max_docs=max_docs,
     )
     written = run(cfg, out, shard=part, workers=workers, checkpoint_every=checkpoint_every)
-    print(json_text({"out": str(written), **_summary(read_meta(written))}))
+    _print_written(written, read_meta(written))
 
 
 def merge(out: Path, delete_parts: bool = False) -> None:
@@ -134,7 +134,19 @@ def merge(out: Path, delete_parts: bool = False) -> None:
 
     _log_to_stderr()
     merged = run(out, delete_parts=delete_parts)
-    print(json_text({"out": str(out), **_summary(read_meta(merged))}))
+    _print_written(merged, read_meta(merged))
+
+
+def _print_written(out: Path, meta: dict) -> None:
+    """The summary of a prepared folder `out` on stdout, and on stderr the note of a val split that
+    holds no document (`holdout.no_validation_note`; a rerun that does nothing says it again)."""
+    import sys
+
+    from encoderlab.data.holdout import no_validation_note
+
+    print(json_text({"out": str(out), **_summary(meta)}))
+    if (note := no_validation_note(meta)) is not None:
+        print(note, file=sys.stderr)
 
 
 def _summary(meta: dict) -> dict:

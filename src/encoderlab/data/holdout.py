@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.errors import UserError
+from encoderlab.words import count
 
 
 def held_out_at(positions: np.ndarray, fraction: float) -> np.ndarray:
@@ -55,6 +56,28 @@ def holds_out_everything(val_fraction: float, docs: int, shards: Path | None = N
         f"the parts in {shards} were prepared with --val-fraction {val_fraction}, which holds out every one of "
         f"their {docs} documents, leaving no train split; delete {shards} and prepare the parts again with a "
         "smaller --val-fraction (e.g. 0.01) or more text, then run data merge again"
+    )
+
+
+def no_validation_note(meta: dict) -> str | None:
+    """The `encoderlab: note:` line of a prepared folder (its meta.json, `meta`) whose val split holds no
+    document though its --val-fraction asked for some (round(n f) is 0: one document, or fewer than 1/(2f)),
+    None otherwise. A note, not a refusal: a run on it trains, saying "no validation loss"
+    (`train/validation.py`), and a corpus too small to hold one out may be meant (a smoke test); but the
+    folder was written without a word, and the user learnt it from the run. A part of a sharded prepare
+    holds no val split by design (`data merge` draws it), and --val-fraction 0 asked for none."""
+    fraction = meta.get("recipe", {}).get("val_fraction", 0)
+    if not fraction or "shard" in meta or meta["splits"]["val"]["docs"]:
+        return None
+    docs = meta["splits"]["train"]["docs"]
+    if docs < 2:
+        fix = "prepare more than one document (a .txt file is one document per blank-line paragraph)"
+    else:
+        fix = f"prepare it again with --val-fraction {1 / docs:.3g} or more (one in {docs}), or more text"
+    of = "the corpus's only document" if docs == 1 else f"the {count(docs, 'document')}"
+    return (
+        f"encoderlab: note: --val-fraction {fraction} held out none of {of}, so the val split is empty and "
+        f"a run on this folder reports no validation loss; {fix}"
     )
 
 
