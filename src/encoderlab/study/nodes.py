@@ -103,7 +103,8 @@ def run_prepare(ctx: NodeContext) -> dict:
     node = PrepareNode.of(ctx.node)
     if node.prepared is not None:
         return _read_prepared(ctx, node.prepared)
-    try:  # a record past the first without the text field (`checks.check_sources` reads the first)
+    try:  # a hub or named corpus's record without the text field (`checks.check_sources` reads local
+        # corpora whole, and not those)
         return _prepare(ctx, node)
     except MissingTextField as exc:
         raise field_in_entry(exc, node.dataset.corpus) from None
