@@ -39,6 +39,8 @@ def test_a_spec_of_blocks_is_recorded_as_written(spec):
     name in parentheses."""
     phase = PlannedPhase(0, "clm", Phase(objective=CLM(), steps=2, freeze=spec), 0, 2)
     assert frozen_record(phase, 6) == spec
+
+
 def _notes(err: str) -> list[str]:
     return [line for line in err.splitlines() if "freezes blocks" in line]
 
