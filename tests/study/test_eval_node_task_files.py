@@ -54,7 +54,7 @@ def _loaded_by_run_eval(tmp_path, monkeypatch, node) -> list[str]:
 
     monkeypatch.setattr(custom, "load_splits", counted)
     monkeypatch.setattr(nodes, "model_source", lambda ctx: "model")
-    monkeypatch.setattr(nodes, "_eval_model", lambda source: None)
+    monkeypatch.setattr(nodes, "_eval_model", lambda *args: None)
     monkeypatch.setattr(evaluation, "eval_node", lambda em, task, *a, **k: _Record(task=TASKS[task].name))
     ctx = NodeContext(node=node, out_dir=tmp_path / "out", inputs={}, study_dir=tmp_path, spec=small_spec())
     assert nodes.run_eval(ctx) == {"task": node.config["task"]}

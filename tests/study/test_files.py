@@ -358,6 +358,8 @@ def test_a_model_evaluated_as_is_is_keyed_by_the_pooling_the_task_asks_for(tmp_p
     # was: a task pooling as the model declares (`pooling: model`) was keyed as `late` for a model
     # evaluated as is, whatever that model's config.json declares (`bos`, say): a task file changed from
     # `model` to `late` then handed back the results of the `bos` fine-tuning runs
+    from tests.eval.fixtures import model_folder
+
     from encoderlab.eval.tasks import TASKS
     from encoderlab.study.graph import build_graph
     from encoderlab.study.nodes import real_backend
@@ -365,7 +367,8 @@ def test_a_model_evaluated_as_is_is_keyed_by_the_pooling_the_task_asks_for(tmp_p
     tiny_corpus(tmp_path / "corpus.jsonl", 300)
     polarity_task_file(tmp_path)
     task = (tmp_path / "polarity.yaml").read_text()
-    (tmp_path / "as-is.yaml").write_text(AS_IS.replace("ASSET", str(tmp_path)))
+    # a real model folder: an as-is model on this machine is keyed by the files its load reads
+    (tmp_path / "as-is.yaml").write_text(AS_IS.replace("ASSET", str(model_folder(tmp_path / "model"))))
     keys = {}
     before = dict(TASKS)
     try:
