@@ -248,6 +248,7 @@ NAMED = {
     "prepared-other-corpus": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
     "prepared-not-prepared": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
     "prepared-unknown-dataset": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
+    "prepared-built-in-trains-its-tokenizer": "tests.study.test_study_cli_wording::test_a_prepared_folder_for_a_built_in_study_that_trains_its_tokenizer_says_how_to_name_it",
     "prepared-other-tokenizer": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
     "task-file-label-list-not-multilabel": "tests.eval.test_custom_label_kinds::test_a_label_cell_that_does_not_fit_the_task_is_one_line",
     "task-file-multilabel-not-lists": "tests.eval.test_custom_label_kinds::test_a_label_cell_that_does_not_fit_the_task_is_one_line",

@@ -127,3 +127,27 @@ def test_the_plan_says_why_a_dataset_is_decontaminated_against_nothing():
         "(squad-v1-dev, squad-shifts-*, boolq, vitaminc, bbc-news), and its tasks read none"
     )
     assert _dataset_line(decontaminate=False).endswith("; not decontaminated (decontaminate: false)")
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_prepared_folder_for_a_built_in_study_that_trains_its_tokenizer_says_how_to_name_it(
+    command, tmp_path, monkeypatch, capsys
+):
+    """Said "... so it takes no max_docs and names the tokenizer the folder was prepared with", words for a
+    study file's author: a built-in study (demo: it trains its tokenizer) has no file to edit (the
+    cluster-route hunt). The way it now names is a study file, written by `study show` and edited."""
+    monkeypatch.chdir(tmp_path)
+    said = _refused(capsys, ["study", command, "paper1-pfs", "--scale", "cpu", "--prepared", "main=data"])
+    assert said == (
+        f"dataset main trains its own tokenizer, so it cannot read the prepared folder {tmp_path}/data; export the "
+        f"study with `encoderlab study show paper1-pfs --scale cpu > my.yaml`, set dataset main's tokenizer to "
+        f"{tmp_path}/data/tokenizer (the one the folder was prepared with) and run `encoderlab study run my.yaml "
+        f"--prepared main={tmp_path}/data`"
+    )
+    assert list(tmp_path.iterdir()) == []
+    main(["study", "show", "paper1-pfs", "--scale", "cpu"])  # the way it names passes the spec's checks
+    edited = capsys.readouterr().out.replace("tokenizer: train", f"tokenizer: {tmp_path}/data/tokenizer")
+    (tmp_path / "my.yaml").write_text(edited)
+    assert "holds no prepared data (no meta.json)" in _refused(
+        capsys, ["study", "plan", "my.yaml", "--prepared", f"main={tmp_path}/data"]
+    )

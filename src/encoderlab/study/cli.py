@@ -35,7 +35,7 @@ def study_spec(name: str, scale: str | None) -> StudySpec:
         from encoderlab.study.data import read_study
 
         return read_study(Path(name))[0]
-    if name.endswith((".yaml", ".yml")) or Path(name).is_file():
+    if _is_study_file(name):
         _check_not_a_builtin_name(Path(name))
         if scale is not None:
             raise UserError(f"{name} is a study file, which sets its own scale; drop --scale {scale}")
@@ -43,6 +43,25 @@ def study_spec(name: str, scale: str | None) -> StudySpec:
 
         return load_study_file(name)
     return get_study(name, scale or "demo")
+
+
+def _is_study_file(name: str) -> bool:
+    """Whether `name` (not a study folder) is a study file rather than a built-in study's name."""
+    return name.endswith((".yaml", ".yml")) or Path(name).is_file()
+
+
+def _show_args(name: str, spec: StudySpec) -> str | None:
+    """What `encoderlab study show` takes to print the study `name` (`spec`) as a file to edit: a built-in
+    study's name and scale, a study folder; None for a study file, itself the file to edit."""
+    if study_folder(name) is not None:
+        return name
+    return None if _is_study_file(name) else f"{name} --scale {spec.scale}"
+
+
+def _with_prepared(name: str, scale: str | None, prepared: Repeated) -> StudySpec:
+    """The study `name` at `scale` with its `--prepared NAME=DIR` datasets (`prepared.with_prepared`)."""
+    spec = study_spec(name, scale)
+    return with_prepared(spec, flatten(prepared, "--prepared"), _show_args(name, spec))
 
 
 def _check_not_a_builtin_name(path: Path) -> None:
@@ -103,7 +122,7 @@ def run_command(
         prepared: NAME=DIR: read dataset NAME from DIR, a folder prepared from its corpus with its
             tokenizer (e.g. across machines with `data prepare --shard`, then `data merge`).
     """
-    spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
+    spec = _with_prepared(name, scale, prepared)
     # a study folder given as the study continues in itself
     folder = out if out is not None else study_folder(name) or Path("runs") / f"{spec.name}-{spec.scale}"
     report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)
@@ -165,7 +184,7 @@ def plan_command(
     out = out if out is not None else study_folder(name)  # a study folder is counted from its own data
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
         check_study_folder(out, "--out ", ", or drop --out for estimated counts")
-    spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
+    spec = _with_prepared(name, scale, prepared)
     if out is not None:  # another study's folder: `study run --out` refuses it (the plan counted from it)
         check_same_study(out, spec)
     # the graph `study run` builds (a missing task file or unknown task is refused there; of a study

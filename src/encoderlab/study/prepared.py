@@ -149,9 +149,14 @@ def check_tokenizer(meta: dict, tokenizer: str, dataset: str, folder: str | Path
         )
 
 
-def with_prepared(spec: StudySpec, prepared: tuple[str, ...]) -> StudySpec:
+def with_prepared(spec: StudySpec, prepared: tuple[str, ...], shown: str | None = None) -> StudySpec:
     """`spec` with each `NAME=DIR` dataset read from the prepared folder DIR (its `max_docs` dropped:
-    the folder holds what it holds, and the study guard counts it); see study/prepared.py."""
+    the folder holds what it holds, and the study guard counts it); see study/prepared.py.
+
+    `shown`: what `encoderlab study show` takes to print `spec` as a file (a built-in study's name and scale,
+    a study folder), None for a study file. A dataset whose tokenizer the study trains cannot read a folder
+    prepared before it: the spec's own refusal says to name the folder's tokenizer, which a study file's
+    author does in the file, while a built-in study has no file to edit (`_trained_tokenizer`)."""
     import dataclasses
 
     data = {d.name: d for d in spec.data}
@@ -161,5 +166,24 @@ def with_prepared(spec: StudySpec, prepared: tuple[str, ...]) -> StudySpec:
             raise UserError(
                 f"--prepared {item}: give NAME=DIR with NAME one of the study's datasets ({', '.join(data)})"
             )
-        data[name] = dataclasses.replace(data[name], prepared=str(Path(folder).resolve()), max_docs=None)
+        folder = str(Path(folder).resolve())
+        if shown is not None and (data[name].tokenizer == "train" or data[name].tokenizer in data):
+            raise _trained_tokenizer(data[name].tokenizer, name, folder, shown)
+        data[name] = dataclasses.replace(data[name], prepared=folder, max_docs=None)
     return dataclasses.replace(spec, data=tuple(data.values())) if prepared else spec
+
+
+def _trained_tokenizer(tokenizer: str, dataset: str, folder: str, shown: str) -> UserError:
+    """The refusal of `--prepared` for a dataset whose tokenizer the study trains (`with_prepared`): how to
+    make the study a file that names the folder's tokenizer. It said the study "names the tokenizer the folder
+    was prepared with", which a built-in study's user had no way to do (found by the cluster-route hunt)."""
+    trained = (
+        "trains its own tokenizer"
+        if tokenizer == "train"
+        else f"reuses the tokenizer dataset {tokenizer} trains"
+    )
+    return UserError(
+        f"dataset {dataset} {trained}, so it cannot read the prepared folder {folder}; export the study with "
+        f"`encoderlab study show {shown} > my.yaml`, set dataset {dataset}'s tokenizer to {folder}/tokenizer (the "
+        f"one the folder was prepared with) and run `encoderlab study run my.yaml --prepared {dataset}={folder}`"
+    )
