@@ -27,6 +27,7 @@ CORE = (
     "locks",
     "outdir",
     "interrupts",
+    "launchenv",
     "cliargs",
     "words",
     "lazy",

@@ -6,7 +6,7 @@ is printed as one line and exits non-zero; anything else is a bug and keeps its 
 command runs with SIGTERM turned into Ctrl-C (`interrupts.sigterm_as_interrupt`), so a scheduler's stop
 and a Ctrl-C end the same way: cleanup runs, "interrupted; completed work is kept", exit 130.
 Under `torchrun` every rank runs the command: an argument error and the interrupted line are said by
-each node's first process (LOCAL_RANK 0), and a command's refusals are agreed between the ranks and
+each node's first process (LOCAL_RANK 0, `launchenv.first_on_its_node`), and a command's refusals are agreed between the ranks and
 said by rank 0 (`UserError.quiet` on the others; see `train.distributed.agreed`).
 """
 
@@ -30,6 +30,7 @@ from encoderlab.interrupts import (
     sigterm_as_interrupt,
     work_complete,
 )
+from encoderlab.launchenv import first_on_its_node
 
 Commands = dict[str, "str | Commands"]
 
@@ -150,7 +151,7 @@ def _command(argv: list[str]) -> tuple[str, list[str]] | None:
 def _once_per_node(exc: UserError) -> UserError:
     """`exc`, which the arguments alone decide (the same in every process `torchrun` starts with them),
     said by each node's first process only: each rank printed it."""
-    exc.quiet = exc.quiet or not _first_on_its_node()
+    exc.quiet = exc.quiet or not first_on_its_node()
     return exc
 
 
@@ -352,7 +353,7 @@ def _interrupted(args: list[str]) -> None:
 
 def _say_interrupted(args: list[str]) -> None:
     _said.append(True)
-    if not _first_on_its_node():
+    if not first_on_its_node():
         return
     if nothing_written():  # before its folder was made: there is nothing to keep or resume
         print("encoderlab: interrupted before anything was written; rerun the command", file=sys.stderr)
@@ -370,16 +371,6 @@ def _is_pretrain(args: list[str]) -> bool:
     ("already holds a run"): "rerun to resume" after an interrupt or a full disk sent users into that
     refusal first."""
     return args[:1] == ["pretrain"]
-
-
-def _first_on_its_node() -> bool:
-    """False for the second and later processes `torchrun` starts on a node (LOCAL_RANK 1, 2, ...):
-    a Ctrl-C or a scheduler's SIGTERM reaches every one of them, and each printed the interrupted line.
-    Each node's first process still says it, as its log is the node's own. A process torchrun did not start
-    (WORLD_SIZE unset or 1) is its node's only one, whatever a stray LOCAL_RANK says: it said nothing of an
-    argument error or an interrupt (`pretrain` then refuses that LOCAL_RANK, `train.distributed.join_world`)."""
-    alone = os.environ.get("WORLD_SIZE", "1").strip() in ("", "0", "1")
-    return alone or os.environ.get("LOCAL_RANK", "0") in ("", "0")
 
 
 if __name__ == "__main__":

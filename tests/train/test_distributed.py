@@ -223,9 +223,9 @@ def test_a_malformed_torchrun_variable_is_one_line(tmp_path, monkeypatch, name, 
 def test_a_rank_outside_the_world_is_refused_before_the_join(monkeypatch, value):
     """RANK=5 of WORLD_SIZE=2 joined as a client of a group that never forms: it waited for the join's
     30-minute timeout (checked here without joining)."""
-    from encoderlab.train.distributed import _check_launcher_env
+    from encoderlab.launchenv import check_launcher_env
 
     _torchrun_env(monkeypatch, "RANK", value)
     with pytest.raises(UserError) as refused:
-        _check_launcher_env()
+        check_launcher_env()
     assert str(refused.value) == _said(f"RANK={value!r} (an integer from 0 to 1)")

@@ -62,11 +62,14 @@ def test_one_process_as_torchrun_would_start_it_alone_still_runs(tmp_path, monke
     assert "total_steps:" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("world", [None, "-1", "0", "abc", ""])
 def test_an_argument_error_of_a_process_torchrun_did_not_start_is_said_whatever_its_local_rank(
-    monkeypatch, capsys
+    monkeypatch, capsys, world
 ):
-    """LOCAL_RANK=1 without WORLD_SIZE muted the argument error (said by each node's first process only)."""
-    _env(monkeypatch, {"LOCAL_RANK": "1"})
+    """LOCAL_RANK=1 without WORLD_SIZE muted the argument error (said by each node's first process only); so
+    did a WORLD_SIZE naming no number of processes (-1, abc), which the cli's own parser took for torchrun's
+    while `pretrain` refuses it as no launcher's (`launchenv.parsed_world_size`, one parser for both)."""
+    _env(monkeypatch, {"LOCAL_RANK": "1"} | ({} if world is None else {"WORLD_SIZE": world}))
     with pytest.raises(SystemExit) as done:
         main(["pretrain", "--bogus"])
     assert done.value.code == 2

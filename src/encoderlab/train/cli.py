@@ -17,10 +17,11 @@ from encoderlab.cliargs import Repeated, flatten
 from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
 from encoderlab.interrupts import work_complete, writes_into
+from encoderlab.launchenv import env_rank
 from encoderlab.paths import found_beside_instead
 from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig, check_until_step
-from encoderlab.train.distributed import agreed, env_rank, join_world, shutdown
+from encoderlab.train.distributed import agreed, join_world, shutdown
 from encoderlab.train.entry import pretrain
 from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.freeze import check_scratch_freezes

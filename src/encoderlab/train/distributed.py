@@ -55,6 +55,7 @@ from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor, distribute_tensor
 
 from encoderlab.errors import UserError
+from encoderlab.launchenv import check_launcher_env, check_one_process_env, env_world_size
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.words import count, noun
@@ -76,89 +77,15 @@ class World:
         return self.rank == 0
 
 
-def env_world_size() -> int:
-    """WORLD_SIZE as torchrun (or SLURM through torchrun) sets it; 1 when not launched by it. 0 or less (no
-    launcher sets it) ran one process without a word, as if it were unset; it is refused like a non-integer."""
-    try:
-        size = int(os.environ.get("WORLD_SIZE", "1"))
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise UserError(
-            f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not a whole number of processes (1 or more); launch "
-            "with torchrun, or unset WORLD_SIZE to run one process"
-        )
-    return size
-
-
-LAUNCHER_ENV = ("RANK", "MASTER_ADDR", "MASTER_PORT")
-"""What `torchrun` sets beside WORLD_SIZE, and the process group's env:// start reads."""
-
-
-def _check_launcher_env() -> None:
-    """Refuse WORLD_SIZE > 1 without the rest of torchrun's environment (an sbatch script that exports
-    WORLD_SIZE for another tool, a process started by hand): the process group's start raised a
-    ValueError traceback ("environment variable RANK expected, but not set"), and so it did for a
-    RANK or MASTER_PORT that is no integer, while a RANK past WORLD_SIZE waited for its peers for
-    the join's whole timeout (30 minutes)."""
-    missing = [name for name in LAUNCHER_ENV if not os.environ.get(name)]
-    if missing:
-        raise UserError(
-            f"WORLD_SIZE={os.environ['WORLD_SIZE']} is set but {', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not; launch with torchrun (it sets them all), or unset "
-            "WORLD_SIZE to run one process"
-        )
-    world, bad = env_world_size(), []
-    for name, low, high in (("RANK", 0, world - 1), ("LOCAL_RANK", 0, world - 1), ("MASTER_PORT", 1, 65535)):
-        value = os.environ.get(name, "0" if name == "LOCAL_RANK" else "")
-        if not (value.isdigit() and low <= int(value) <= high):  # a ValueError traceback, or a join hung
-            bad.append(f"{name}={value!r} (an integer from {low} to {high})")
-    if bad:
-        raise UserError(
-            f"with WORLD_SIZE={world}, {'; '.join(bad)}; launch with torchrun (it sets them), or unset "
-            "WORLD_SIZE to run one process"
-        )
-
-
-def env_rank() -> int:
-    """RANK as torchrun sets it: who prints, once the group is gone. 0 in a process torchrun did not start
-    (WORLD_SIZE unset or 1), which is the one rank whatever a stray RANK says: that process trained as rank 0
-    (`join_world` gives it `World()`) while a RANK=1 left in its environment muted its `--dry-run`, its notes and
-    its summary and made it skip rank 0's check of a moved start model (`join_world` now refuses that RANK)."""
-    if env_world_size() <= 1:
-        return 0
-    return int(os.environ.get("RANK", "0") or 0)
-
-
-ONE_PROCESS_ENV = ("RANK", "LOCAL_RANK")
-"""What torchrun sets per process; in a process it did not start, anything but 0 is a stray."""
-
-
-def _check_one_process_env() -> None:
-    """Refuse RANK or LOCAL_RANK other than 0 without WORLD_SIZE above 1 (exported for another tool, or a rank's
-    command started by hand without the rest): the process ran alone as rank 0 of one, while every line that
-    only rank 0 says (`env_rank`) went unsaid, and RANK=x was a ValueError traceback after the run had trained.
-    The mirror of `_check_launcher_env`'s WORLD_SIZE without RANK."""
-    stray = [name for name in ONE_PROCESS_ENV if os.environ.get(name, "0").strip() not in ("", "0")]
-    if stray:
-        world = os.environ.get("WORLD_SIZE", "")
-        said = ", ".join(f"{name}={os.environ[name]}" for name in stray)
-        raise UserError(
-            f"{said} {'is' if len(stray) == 1 else 'are'} set but "
-            f"{f'WORLD_SIZE={world}' if world.strip() else 'WORLD_SIZE is not'}; launch with torchrun (it sets "
-            f"them all), or unset {' and '.join(stray)} to run one process"
-        )
-
-
 def join_world() -> World:
     """Join the launcher's process group if there is one (or use one the caller initialised)."""
     global _OWNED_GROUP
     if not dist.is_initialized() and env_world_size() > 1:
-        _check_launcher_env()
+        check_launcher_env()
         _join_group()
         _OWNED_GROUP = True
     elif not dist.is_initialized():
-        _check_one_process_env()
+        check_one_process_env()
     if dist.is_initialized():
         local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
         return World(dist.get_rank(), dist.get_world_size(), local)

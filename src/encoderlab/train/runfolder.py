@@ -35,9 +35,10 @@ import torch
 import encoderlab.train.checkpoint as ckpt
 from encoderlab.config import from_dict, load_yaml, to_dict
 from encoderlab.errors import UserError
+from encoderlab.launchenv import env_rank
 from encoderlab.outdir import RUN_KIND, check_output
 from encoderlab.train.config import RunConfig
-from encoderlab.train.distributed import UNTRAINED, env_rank, resume_blockers
+from encoderlab.train.distributed import UNTRAINED, resume_blockers
 from encoderlab.words import count
 
 if TYPE_CHECKING:

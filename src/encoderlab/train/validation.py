@@ -35,9 +35,9 @@ import torch
 
 from encoderlab.data.batch import BatchLayout, BatchSource, TokenSpec
 from encoderlab.errors import UserError
+from encoderlab.launchenv import env_rank
 from encoderlab.objectives import CLM, MLM, Objective, batch_loss, objective_generator
 from encoderlab.train.config import RunConfig
-from encoderlab.train.distributed import env_rank
 
 SEED = 20_240_415
 """Seed of the validation rows' order and of their masks (fixed: not the run's seeds)."""

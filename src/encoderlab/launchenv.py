@@ -1,0 +1,114 @@
+"""The environment `torchrun` describes a process's place in, read and checked in one place, without torch.
+
+Design
+  * `torchrun` (or SLURM through it) sets WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR and MASTER_PORT in every
+    process it starts; a process started otherwise has none of them, or strays exported for another tool.
+    Everything that asks "was this process started among others, and which is it" reads them here:
+    `train.distributed.join_world` (which refuses an inconsistent set before joining) and `cli`, which says an
+    argument error or an interrupt once per node and must not import torch to do so (`encoderlab --help`
+    stays light).
+  * WORLD_SIZE is parsed once (`parsed_world_size`): a value naming no number of processes (empty, not an
+    integer, 0 or below) is refused by `pretrain` (`env_world_size`) and, where nothing may be refused (the
+    printing of another error), read as a process run alone (`started_among_others`). The cli once had a
+    parser of its own, which took WORLD_SIZE=-1 for a torchrun launch and muted such a process's lines.
+"""
+
+from __future__ import annotations
+
+import os
+
+from encoderlab.errors import UserError
+
+
+def parsed_world_size() -> int | None:
+    """WORLD_SIZE as a number of processes: 1 when unset; None when it names none (empty, not an integer,
+    0 or below), which no launcher sets."""
+    try:
+        size = int(os.environ.get("WORLD_SIZE", "1"))
+    except ValueError:
+        return None
+    return size if size >= 1 else None
+
+
+def env_world_size() -> int:
+    """WORLD_SIZE as torchrun (or SLURM through torchrun) sets it; 1 when not launched by it. 0 or less (no
+    launcher sets it) ran one process without a word, as if it were unset; it is refused like a non-integer."""
+    size = parsed_world_size()
+    if size is None:
+        raise UserError(
+            f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not a whole number of processes (1 or more); launch "
+            "with torchrun, or unset WORLD_SIZE to run one process"
+        )
+    return size
+
+
+def first_on_its_node() -> bool:
+    """False for the second and later processes `torchrun` starts on a node (LOCAL_RANK 1, 2, ...):
+    a Ctrl-C or a scheduler's SIGTERM reaches every one of them, and each printed the interrupted line.
+    Each node's first process still says it, as its log is the node's own. A process torchrun did not start
+    (WORLD_SIZE unset or 1, or one naming no number of processes, which no launcher sets) is its node's only
+    one, whatever a stray LOCAL_RANK says: it said nothing of an argument error or an interrupt (`pretrain`
+    then refuses that LOCAL_RANK or WORLD_SIZE, `check_one_process_env`, `env_world_size`). Never refuses:
+    it decides who says another error."""
+    size = parsed_world_size()
+    alone = size is None or size == 1
+    return alone or os.environ.get("LOCAL_RANK", "0") in ("", "0")
+
+
+LAUNCHER_ENV = ("RANK", "MASTER_ADDR", "MASTER_PORT")
+"""What `torchrun` sets beside WORLD_SIZE, and the process group's env:// start reads."""
+
+
+def check_launcher_env() -> None:
+    """Refuse WORLD_SIZE > 1 without the rest of torchrun's environment (an sbatch script that exports
+    WORLD_SIZE for another tool, a process started by hand): the process group's start raised a
+    ValueError traceback ("environment variable RANK expected, but not set"), and so it did for a
+    RANK or MASTER_PORT that is no integer, while a RANK past WORLD_SIZE waited for its peers for
+    the join's whole timeout (30 minutes)."""
+    missing = [name for name in LAUNCHER_ENV if not os.environ.get(name)]
+    if missing:
+        raise UserError(
+            f"WORLD_SIZE={os.environ['WORLD_SIZE']} is set but {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not; launch with torchrun (it sets them all), or unset "
+            "WORLD_SIZE to run one process"
+        )
+    world, bad = env_world_size(), []
+    for name, low, high in (("RANK", 0, world - 1), ("LOCAL_RANK", 0, world - 1), ("MASTER_PORT", 1, 65535)):
+        value = os.environ.get(name, "0" if name == "LOCAL_RANK" else "")
+        if not (value.isdigit() and low <= int(value) <= high):  # a ValueError traceback, or a join hung
+            bad.append(f"{name}={value!r} (an integer from {low} to {high})")
+    if bad:
+        raise UserError(
+            f"with WORLD_SIZE={world}, {'; '.join(bad)}; launch with torchrun (it sets them), or unset "
+            "WORLD_SIZE to run one process"
+        )
+
+
+def env_rank() -> int:
+    """RANK as torchrun sets it: who prints, once the group is gone. 0 in a process torchrun did not start
+    (WORLD_SIZE unset or 1), which is the one rank whatever a stray RANK says: that process trained as rank 0
+    (`join_world` gives it `World()`) while a RANK=1 left in its environment muted its `--dry-run`, its notes and
+    its summary and made it skip rank 0's check of a moved start model (`join_world` now refuses that RANK)."""
+    if env_world_size() <= 1:
+        return 0
+    return int(os.environ.get("RANK", "0") or 0)
+
+
+ONE_PROCESS_ENV = ("RANK", "LOCAL_RANK")
+"""What torchrun sets per process; in a process it did not start, anything but 0 is a stray."""
+
+
+def check_one_process_env() -> None:
+    """Refuse RANK or LOCAL_RANK other than 0 without WORLD_SIZE above 1 (exported for another tool, or a rank's
+    command started by hand without the rest): the process ran alone as rank 0 of one, while every line that
+    only rank 0 says (`env_rank`) went unsaid, and RANK=x was a ValueError traceback after the run had trained.
+    The mirror of `check_launcher_env`'s WORLD_SIZE without RANK."""
+    stray = [name for name in ONE_PROCESS_ENV if os.environ.get(name, "0").strip() not in ("", "0")]
+    if stray:
+        world = os.environ.get("WORLD_SIZE", "")
+        said = ", ".join(f"{name}={os.environ[name]}" for name in stray)
+        raise UserError(
+            f"{said} {'is' if len(stray) == 1 else 'are'} set but "
+            f"{f'WORLD_SIZE={world}' if world.strip() else 'WORLD_SIZE is not'}; launch with torchrun (it sets "
+            f"them all), or unset {' and '.join(stray)} to run one process"
+        )
