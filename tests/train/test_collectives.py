@@ -11,7 +11,10 @@ import pytest
 import torch
 from tests.train.helpers import free_ports, spawn_ranks
 
+from encoderlab.data.batch import BatchLayout
 from encoderlab.train import distributed
+
+TWO_RANKS = BatchLayout(seq_len=8, micro_batch_size=1, world_size=2)
 
 pytestmark = pytest.mark.distributed
 
@@ -22,7 +25,7 @@ def _worker(rank: int, port: int, out: str) -> None:
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1")
     os.environ["MASTER_PORT"] = str(port)
     torch.set_num_threads(1)
-    world = distributed.init_world(2)
+    world = distributed.init_world(TWO_RANKS)
     group = torch.distributed.group.WORLD
     gathered = distributed.all_gather(VALUES[rank], world)
     summed = distributed.all_reduce_sum(torch.tensor([rank + 1.0]), world)

@@ -23,6 +23,10 @@ from pathlib import Path
 import pytest
 from tests.train.helpers import free_ports, spawn_ranks
 
+from encoderlab.data.batch import BatchLayout
+
+TWO_RANKS = BatchLayout(seq_len=8, micro_batch_size=1, world_size=2)
+
 pytestmark = pytest.mark.distributed
 
 
@@ -32,7 +36,7 @@ def _rank(rank: int, port: int) -> None:
     )
     from encoderlab.train import distributed
 
-    world = distributed.init_world(2)
+    world = distributed.init_world(TWO_RANKS)
     sys.setswitchinterval(1000.0)  # the worker's release waits for the GIL until this thread blocks
     for step in range(3):
         distributed.all_gather({"rank": rank, "step": step}, world)
@@ -57,7 +61,7 @@ def _data_parallel_rank(rank: int, port: int, parallel: str) -> None:
     from encoderlab.train import distributed
     from encoderlab.train.parallelize import ReplicatedForward
 
-    world = distributed.init_world(2)
+    world = distributed.init_world(TWO_RANKS)
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 2))
     if parallel == "fsdp":
         fully_shard(model[0])
@@ -91,7 +95,7 @@ def _hook_release_rank(rank: int, port: int, out: Path) -> None:
 
     from encoderlab.train import distributed, parallelize
 
-    world = distributed.init_world(2)
+    world = distributed.init_world(TWO_RANKS)
     hook, released, watched, left_to_torch = parallelize._sum_allreduce_hook, [], [], []
     callback_name, seen = f"{hook.__qualname__}.<locals>.<lambda>", weakref.WeakSet()
 

@@ -54,6 +54,7 @@ from torch.distributed.checkpoint.state_dict import (
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor, distribute_tensor
 
+from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
 from encoderlab.launchenv import check_launcher_env, check_one_process_env, env_world_size
 from encoderlab.model.encoder import Encoder
@@ -92,15 +93,47 @@ def join_world() -> World:
     return World()
 
 
-def init_world(world_size: int) -> World:
-    """Join the launcher's process group if there is one; refuses a layout for another number of ranks."""
+def init_world(layout: BatchLayout) -> World:
+    """Join the launcher's process group if there is one; refuses a layout for another number of ranks, naming
+    the layout.grad_accum that keeps its global batch on the ranks running (it said "and grad_accum to keep
+    the global batch", leaving the sum to the user, and a resume then refused the wrong one)."""
     world = join_world()
-    if world.world_size != world_size:
+    if world.world_size != layout.world_size:
+        split = Resplit(layout.world_size * layout.grad_accum, world.world_size)
+        running = f"layout.world_size is {layout.world_size} but {split.processes} {noun(split.world, 'is', 'are')} running"
+        if split.grad_accum is None:
+            raise UserError(
+                f"{running}, over which {split.kept} does not split; run on a number of processes that divides "
+                f"{split.batch}, or set layout.world_size={split.world} and a layout.grad_accum for another batch"
+            )
         raise UserError(
-            f"layout.world_size is {world_size} but {count(world.world_size, 'process', 'processes')} {noun(world.world_size, 'is', 'are')} running; set "
-            f"layout.world_size={world.world_size} (and grad_accum to keep the global batch)"
+            f"{running}; set layout.world_size={split.world} and layout.grad_accum={split.grad_accum} to keep {split.kept}"
         )
     return world
+
+
+@dataclass(frozen=True)
+class Resplit:
+    """A global batch of `batch` micro-batches (layout.world_size x layout.grad_accum) to be trained on `world`
+    processes: the layout.grad_accum that keeps it, if a whole one does. Said by `init_world` and by a refused
+    resume's fix (`runfolder._resplit_fix`), so both name the same figure."""
+
+    batch: int
+    world: int
+
+    @property
+    def grad_accum(self) -> int | None:
+        """batch / world, or None where it is no whole number."""
+        return None if self.batch % self.world else self.batch // self.world
+
+    @property
+    def kept(self) -> str:
+        micro = count(self.batch, "micro-batch", "micro-batches")
+        return f"the run's global batch of {micro} (layout.world_size x layout.grad_accum)"
+
+    @property
+    def processes(self) -> str:
+        return count(self.world, "process", "processes")
 
 
 def _join_group(poll_s: float = 0.2) -> None:

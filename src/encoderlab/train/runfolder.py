@@ -38,8 +38,7 @@ from encoderlab.errors import UserError
 from encoderlab.launchenv import env_rank
 from encoderlab.outdir import RUN_KIND, check_output
 from encoderlab.train.config import RunConfig
-from encoderlab.train.distributed import UNTRAINED, resume_blockers
-from encoderlab.words import count
+from encoderlab.train.distributed import UNTRAINED, Resplit, resume_blockers
 
 if TYPE_CHECKING:
     from encoderlab.train.build import InitIdentity
@@ -172,17 +171,18 @@ def _resplit_fix(diff: list[str], old_layout: dict, new_layout: dict) -> str:
     # a micro-batch's rows changed too: no grad_accum alone keeps the batch
     if not resplit or old_layout.get("micro_batch_size") != new_layout.get("micro_batch_size"):
         return fix
-    batch = old_layout.get("world_size", 1) * old_layout.get("grad_accum", 1)
-    world = new_layout.get("world_size", 1)
-    kept = f"the run's global batch of {count(batch, 'micro-batch', 'micro-batches')}"
-    kept += " (layout.world_size x layout.grad_accum)"
-    processes = count(world, "process", "processes")
-    if batch % world:
-        return f"{kept} does not split over {processes}; resume on a number of processes that divides {batch}, or {fix}"
+    split = Resplit(
+        old_layout.get("world_size", 1) * old_layout.get("grad_accum", 1), new_layout.get("world_size", 1)
+    )
+    if split.grad_accum is None:
+        return (
+            f"{split.kept} does not split over {split.processes}; resume on a number of processes that divides "
+            f"{split.batch}, or {fix}"
+        )
     # another change beside the layout: the grad_accum alone is refused again for it (was: named alone)
     others = any(not d.startswith(("layout.world_size:", "layout.grad_accum:")) for d in diff)
     then = " and the other settings as they were, or pass --force" if others else f", or {fix}"
-    return f"set layout.grad_accum={batch // world} to keep {kept} on {processes}{then}"
+    return f"set layout.grad_accum={split.grad_accum} to keep {split.kept} on {split.processes}{then}"
 
 
 def _latest_state(run_dir: Path) -> dict[str, Any]:

@@ -136,7 +136,7 @@ class TrainStep:
         (`memory.check_fits`, `start.run_device`: a benchmark's refusal names its own flags).
         `resume_from`: the checkpoint a resume loads, whose model an `init` run is built from (`_start_model`)."""
         self.cfg = cfg
-        self.world = world if world is not None else init_world(cfg.layout.world_size)
+        self.world = world if world is not None else init_world(cfg.layout)
         self.plan = cfg.plan()
         self.data_meta = prepared_meta(cfg.data) if source is None else None
         """The prepared data's meta.json (None: synthetic data, or a `source` handed in), read once for every

@@ -112,7 +112,7 @@ class Trainer:
             cfg, resume=resume, force=force, say=True, init=self._init_identity
         )
         self.cfg, self.run_dir, self.resume, self.force = cfg, Path(cfg.out), resume, force
-        self.world: World = init_world(cfg.layout.world_size)
+        self.world: World = init_world(cfg.layout)
         self.plan = cfg.plan()
         # the phase whose freezing `_enter_phase` said last: a rollback that re-enters it says nothing again
         self._noted_phase: PlannedPhase | None = None
