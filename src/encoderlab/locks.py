@@ -67,6 +67,16 @@ def _held_message(lock: Path, holder: dict | None, use: str, other_out: bool) ->
     return f"{use} is in use by {who}; wait for it, {instead}or delete {lock} if that process is gone"
 
 
+def refuse_live_holder(lock: Path, use: Path) -> None:
+    """Refuse `use` while a live process (or one on another host) holds its `lock`, before a command reads
+    what that process may be rewriting; `folder_lock` takes the lock later and checks again. A `pretrain
+    --resume` beside the run still training (orphaned ranks of a killed torchrun, docs/scaling.md) read the
+    checkpoint that run then rotated away, and said its tokenizer "does not exist" instead of who holds it."""
+    holder = read_lock(lock)
+    if holder is not None and holder_alive(holder) is not False:
+        raise UserError(_held_message(lock, holder, str(use), other_out=True))
+
+
 def is_lock_file(name: str, lock_name: str) -> bool:
     """Whether the file `name` is the lock `lock_name` or the temporary file `folder_lock` writes to take
     it (`LOCK.PID.tmp`), which a process killed in that instant leaves beside it or alone."""

@@ -207,6 +207,7 @@ NAMED = {
     "transplant-probe-flags-without-probe-task": "tests.analysis.test_transplant_command::test_the_probes_flags_without_a_probe_task_are_refused_before_any_path",
     "foreign-out": "tests.reliability.test_hostile_pretrain::test_foreign_folder_is_refused_and_untouched",
     "out-inside-init-hub-model": "tests.reliability.test_hostile_pretrain::test_out_inside_an_init_model_named_by_hub_id_is_refused",
+    "resume-beside-a-live-run": "tests.train.test_resume_beside_live_run::test_a_resume_beside_a_live_run_names_its_holder_before_reading_a_checkpoint_it_rotates",
     "two-runs-one-folder": "tests.reliability.test_hostile_pretrain::test_two_pretrains_on_one_folder_at_once_one_is_refused",
     "until-step-behind": "tests.reliability.test_hostile_pretrain::test_until_step_that_is_not_ahead_of_the_run_is_refused",
     "resume-nothing": "tests.reliability.test_hostile_pretrain::test_resume_with_nothing_to_resume_says_so_and_starts",
