@@ -21,14 +21,13 @@ text (equal texts, one id).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 
 from encoderlab.errors import UserError, shown
 from encoderlab.eval.spec import IRSplit, QAOptions
 from encoderlab.eval.tasks.custom_labels import cell_text, empty
 from encoderlab.eval.tasks.paper import struct_list
-from encoderlab.eval.tasks.splits import ir_split, qa_example
+from encoderlab.eval.tasks.splits import ir_split, qa_example, text_id
 
 NEGATIVE = "negative"
 """An IR train row's optional hard-negative field (sentence-transformers' triplet column name)."""
@@ -147,7 +146,7 @@ def _id(r: dict, field: str, text: str) -> str:
     under one id)."""
     given = r.get(field)
     if empty(given):
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return text_id(text)
     return str(given)
 
 

@@ -25,7 +25,6 @@ repositories' parquet export (`refs/convert/parquet`), never by running their co
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Iterator, Sequence
 
@@ -47,6 +46,7 @@ from encoderlab.eval.tasks.splits import (
     read_across,
     require_nonempty,
     text_fields,
+    text_id,
 )
 from encoderlab.words import count, noun
 
@@ -185,7 +185,7 @@ def msmarco_pairs(task: str) -> list[dict]:
         {
             "query": r["query"],
             "document": r["positive"],
-            "doc_id": hashlib.sha256(r["positive"].encode()).hexdigest()[:16],
+            "doc_id": text_id(r["positive"]),
         }
         for r in rows(ds["train"], ("query", "positive"))
     ]

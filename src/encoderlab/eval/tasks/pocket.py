@@ -8,7 +8,6 @@ They read the labelled assets (`encoderlab.data.assets.asset_jsonl`, which names
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from encoderlab.eval.tasks.splits import (
     split_groups,
     subsample,
     text_fields,
+    text_id,
 )
 
 
@@ -189,7 +189,7 @@ def _passage_ir_records(records: list[dict]) -> list[dict]:
         {
             "qid": r["id"],
             "query": r["meta"]["question"],
-            "did": hashlib.sha256(r["text"].encode()).hexdigest()[:16],
+            "did": text_id(r["text"]),
             "doc": r["text"],
         }
         for r in records

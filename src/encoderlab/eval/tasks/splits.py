@@ -43,6 +43,13 @@ def bucket(key: str, salt: str) -> float:
     return int(hashlib.sha256(f"{salt}:{key}".encode()).hexdigest()[:12], 16) / 16**12
 
 
+def text_id(text: str) -> str:
+    """An IR document's (or query's) id where the data gives none: the first 16 hex digits of the sha256 of
+    its text, so equal texts share one id (in-batch copies of a positive, BoolQ's repeated passages). Part
+    of every such task's data hash (`data_hash`): changing it changes recorded scores' identities."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def split_groups(items: Sequence, key: Callable, salt: str, fractions: Sequence[float]) -> list[list]:
     """Partition `items` by the hashed bucket of `key(item)`: items sharing a key share a split."""
     edges, total = [], 0.0
