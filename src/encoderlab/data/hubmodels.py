@@ -53,10 +53,11 @@ DOWNLOAD_FIX = "check the path, or the network, or set HF_HUB_OFFLINE=1 to use t
 """The fix of a model repo the hub could not give (`download_model_repo`, `check_model_repo`)."""
 
 
-def read_files(what: str) -> tuple[str, ...]:
-    """The files a load of a model repo as `what` reads ("model": `MODEL_FILES`, "tokenizer":
-    `TOKENIZER_GLOBS`), on which a cached snapshot of it is judged (huggingface_hub 2.4 caches the repo's
-    whole file list, and a snapshot lacking files of `MODEL_FILES` it names is no model's)."""
+def load_globs(what: str) -> tuple[str, ...]:
+    """The glob patterns of the files a load of a model repo as `what` reads ("model": `MODEL_FILES`,
+    "tokenizer": `TOKENIZER_GLOBS`), on which a cached snapshot of it is judged (huggingface_hub 2.4 caches
+    the repo's whole file list, and a snapshot lacking files of `MODEL_FILES` it names is no model's).
+    Patterns of a repo, not the files of a model folder: those are `model.readfiles.read_files`."""
     return TOKENIZER_GLOBS if what == "tokenizer" else MODEL_FILES
 
 
@@ -97,10 +98,10 @@ def model_location(hub_id: str, base: Path | None = None) -> str:
 def _check_pin(repo: str, folder: Path, revision: str) -> None:
     """Refuse a mirror read at a pin its download records do not name, for every file a load reads."""
     refuse_branch_pin(repo, folder, revision, HUB_MODELS_ENV, "model")
-    check_mirror_pin(repo, folder, _read_files(folder), revision, HUB_MODELS_ENV, "model")
+    check_mirror_pin(repo, folder, _mirror_reads(folder), revision, HUB_MODELS_ENV, "model")
 
 
-def _read_files(folder: Path) -> list[str]:
+def _mirror_reads(folder: Path) -> list[str]:
     """The repo paths of a mirror's files that a load reads (what a download fetches: `MODEL_FILES`)."""
     return [name for name in mirror_files(folder) if any(fnmatch.fnmatch(name, g) for g in MODEL_FILES)]
 
@@ -116,7 +117,7 @@ def resolved_commit(hub_id: str) -> str | None:
         return revision
     folder = mirror_folder(hub_id)
     if folder is not None:  # no record, an edited file, or files of two downloads: no one commit
-        return mirror_commit(repo, folder, _read_files(folder), HUB_MODELS_ENV, "model")
+        return mirror_commit(repo, folder, _mirror_reads(folder), HUB_MODELS_ENV, "model")
     # not `cached_snapshot`, which refuses a snapshot lacking a model's files: a tokenizer's was recorded null
     cached = None if mirror_root("model") is not None else _cached(hub_id, MODEL_FILES)
     return cached.folder.name if cached is not None and is_commit(cached.folder.name) else None
@@ -234,9 +235,9 @@ def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None)
     local hub cache nor on the hub, asked once (`reach_hub`, at the pinned revision; never with the hub
     offline), each in the line of the call that refuses it, naming the folder `hub_id` is not in `base`
     (`no_folder`). A study checks its hub ids so before anything runs (`study.checks.check_hub_ids`). The
-    local hub cache's snapshot is judged on the files `what` reads (`read_files`): a tokenizer's download
+    local hub cache's snapshot is judged on the files `what` reads (`load_globs`): a tokenizer's download
     fetches no weights."""
-    patterns = read_files(what)
+    patterns = load_globs(what)
     if (
         model_mirror(hub_id, what, base, patterns) is not None
         or cached_snapshot(hub_id, patterns) is not None

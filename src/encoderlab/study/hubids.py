@@ -67,7 +67,7 @@ def uncached_start_notes(spec: StudySpec, unread: frozenset[str] = frozenset()) 
     downloads it (or, offline, refuses it) and names a folder beside the study file close to it
     (`errors.closest`). With a model mirror set there is no note: the plan checked the mirror."""
     from encoderlab.data.hub import mirror_root
-    from encoderlab.data.hubmodels import cached_snapshot, read_files
+    from encoderlab.data.hubmodels import cached_snapshot, load_globs
     from encoderlab.words import noun
 
     if mirror_root("model") is not None:
@@ -80,7 +80,7 @@ def uncached_start_notes(spec: StudySpec, unread: frozenset[str] = frozenset()) 
             readers.setdefault((location, what), []).append(name)
     notes = []
     for (location, what), names in readers.items():
-        if cached_snapshot(location, read_files(what)) is not None:  # a tokenizer's snapshot has no weights
+        if cached_snapshot(location, load_globs(what)) is not None:  # a tokenizer's snapshot has no weights
             continue
         n, listed = len(names), ", ".join(names)
         if what == "model":
