@@ -2,9 +2,9 @@
 
 `build_graph(spec, backend)` expands a `StudySpec` into nodes: one `prepare` per dataset, one
 `pretrain` per run and pretraining seed, one `eval` per (model, checkpoint, task, LR, seed), one
-`cka` per analysis and a final `report`. A pretraining node holds the run's complete `RunConfig`,
-resolved here once (`resolve.resolve_run`) and stored as data (`nodeconfig.PretrainNode`, as the eval
-and CKA nodes store theirs); the node reads it back typed, with the strict loader. A node's key is the
+`cka` per analysis and a final `report` (the eval nodes are `evalnodes.py`'s). A pretraining node
+holds the run's complete `RunConfig`, resolved here once (`resolve.resolve_run`) and stored as data
+(`nodeconfig.PretrainNode`, as the eval and CKA nodes store theirs); the node reads it back typed, with the strict loader. A node's key is the
 SHA-256 of its kind, its resolved config and the keys of the nodes it reads, so:
 - a node whose config and inputs did not change is found finished and never recomputed, even
   when the study around it changed (a new run added, another scale in the same folder);
@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from encoderlab.errors import UserError
 from encoderlab.study.branch import Branch, PlannedRun, plan_branches, with_branches
-from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PrepareNode, PretrainNode
+from encoderlab.study.evalnodes import add_evals
+from encoderlab.study.nodeconfig import BranchFrom, CkaNode, PrepareNode, PretrainNode
 from encoderlab.study.prepared import check_corpus, identity, prepared_meta
 from encoderlab.study.resolve import INIT_PLACEHOLDER, resolve_run, tokens
 from encoderlab.study.spec import DataSpec, RunSpec, StudySpec
-from encoderlab.words import lr_text, noun
 
 if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
@@ -357,7 +357,7 @@ def _build_graph(
         graph.add("pretrain", f"pretrain/{p.model}", node.data(), tuple(deps), key_config=node.key_data())
         models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
-    evals = _add_evals(graph, spec, backend, models, files)
+    evals = add_evals(graph, spec, backend, models, files)
 
     analyses = []
     for c in spec.cka:
@@ -396,96 +396,6 @@ def report_config(spec: StudySpec) -> dict:
         d.pop("prepared", None)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
     return {"study": spec.name, "scale": spec.scale, "spec": digest}
-
-
-def study_tasks(spec: StudySpec, backend: Backend) -> tuple[dict[str, str], dict[str, str]]:
-    """({task: family} of the study's task files, of all its tasks: the suite's and the files'). A task
-    named in `eval.tasks`, `eval.checkpoint_tasks` or a run's `tasks` that is none of them is refused:
-    those of a run or of the checkpoints were found by their eval node, after the pretraining."""
-    own = backend.file_tasks(spec.eval.task_files) if spec.eval.task_files else {}
-    families = {**(backend.suite_tasks(spec.eval.suite) if spec.eval.suite else {}), **own}
-    named = {"eval.tasks": spec.eval.tasks, "eval.checkpoint_tasks": spec.eval.checkpoint_tasks}
-    named |= {f"run {r.name}": r.tasks for r in spec.runs if r.tasks and r.evaluate}
-    unknown = {where: sorted(set(tasks) - set(families)) for where, tasks in named.items()}
-    if lines := [f"{where}: {', '.join(names)}" for where, names in unknown.items() if names]:
-        suite = f"suite '{spec.eval.suite}'" if spec.eval.suite else ""
-        within = " and ".join(w for w in (suite, "its task files" if own else "") if w)
-        raise UserError(
-            f"study {spec.name} names {noun(sum(map(len, unknown.values())), 'a task', 'tasks')} not in {within} ({'; '.join(lines)}); valid: {', '.join(families)}"
-        )
-    return own, families
-
-
-def _add_evals(
-    graph: Graph,
-    spec: StudySpec,
-    backend: Backend,
-    models: dict[str, tuple[RunSpec, str | None, str | None]],
-    files: Mapping[str, str | None],
-) -> list[str]:
-    """One eval node per (model, checkpoint, task, LR, seed) of the study's protocol; their names. `files`:
-    `_source_files`."""
-    own, families = study_tasks(spec, backend)
-    ev, evals = spec.eval, []
-    for rid, (run, node, source) in models.items():
-        if not run.evaluate:
-            continue
-        signatures = {t: backend.task_signature(t, ev.max_steps, source) for t in families}
-        for step in (None, *run.eval_steps):
-            early = step is not None
-            lrs = ev.checkpoint_lrs if early and ev.checkpoint_lrs else ev.lrs
-            tasks = (
-                ev.checkpoint_tasks
-                if early and ev.checkpoint_tasks
-                else run.tasks or ev.tasks or tuple(families)
-            )
-            prefix = f"eval/{rid}{'' if step is None else f'@{step}'}"
-            cells = [(lr, sd) for lr in lrs for sd in ev.seeds]
-            for group in backend.training_groups(tuple(tasks)) if cells else ():
-                cfgs = [
-                    EvalNode(
-                        model=rid,
-                        source=source,
-                        step=step,
-                        suite=ev.suite,
-                        task=task,
-                        task_signature=signatures.get(task, "?"),
-                        family=families.get(task, "?"),
-                        lr=cells[0][0],
-                        seed=cells[0][1],
-                        max_steps=ev.max_steps,
-                        task_files=tuple(ev.task_files) if task in own else (),
-                        source_files=files.get(source) if source else None,
-                    )
-                    for task in group
-                ]
-                evals += _add_runs(graph, prefix, cfgs, cells, (node,) if node else ())
-    return evals
-
-
-def _add_runs(
-    graph: Graph, prefix: str, cfgs: list[EvalNode], cells: list[tuple[float, int]], deps: tuple[str, ...]
-) -> list[str]:
-    """The eval nodes of one fine-tuning run per (LR, seed) of `cells`: the first task's node trains and
-    scores the others too (`EvalNode.also`); each other task's node takes its record (`trained_by`) and
-    depends on it alone. The configs are made once and only their LR and seed set per cell (`lr` and `seed`
-    are plain numbers, which `EvalNode.data` keeps as they are): a dataclass built, replaced and converted
-    per node was half of `study list`'s graphs, thousands of nodes per paper study."""
-    first, *rest = cfgs
-    trains = dataclasses.replace(first, also=tuple(c.task for c in rest))
-    scores = [dataclasses.replace(c, trained_by=first.task) for c in rest]
-    layouts = [(c.data(), c.key_data()) for c in (trains, *scores)]  # (recorded, keyed)
-
-    def add(layout: tuple[dict, dict], lr: float, seed: int, deps: tuple[str, ...]) -> str:
-        cfg, keyed = ({**data, "lr": lr, "seed": seed} for data in layout)
-        name = f"{prefix}/{cfg['task']}/lr{lr_text(lr)}/s{seed}"
-        return graph.add("eval", name, cfg, deps, key_config=keyed).name
-
-    names = []
-    for lr, seed in cells:
-        trainer = add(layouts[0], lr, seed, deps)
-        names += [trainer, *(add(layout, lr, seed, (trainer,)) for layout in layouts[1:])]
-    return names
 
 
 def _init_order(spec: StudySpec) -> list[RunSpec]:

@@ -391,7 +391,7 @@ def why_untestable(spec: StudySpec, c: ClaimSpec) -> list[str]:
 def _family_untested(spec: StudySpec, c: ClaimSpec) -> list[str]:
     """A `beats` claim on a family that a run of it is fine-tuned on no task of. Only for a suite's tasks: a
     study with task files is left to the report (their families are read when the study is planned,
-    `graph.study_tasks`, not when its file is), as is an unknown suite or task (refused as such then)."""
+    `evalnodes.study_tasks`, not when its file is), as is an unknown suite or task (refused as such then)."""
     from encoderlab.study.needs import suite_families
 
     ev = spec.eval
