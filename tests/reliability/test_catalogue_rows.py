@@ -51,6 +51,7 @@ NAMED = {
     "world-size-not-running": "tests.train.test_world_size_layout::test_a_layout_for_two_processes_run_by_one_names_the_grad_accum_that_keeps_its_batch",
     "resume-at-another-world-size": "tests.train.test_pretrain_cli::test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batch",
     "init-file-unreadable": "tests.train.test_init_identity::test_an_unreadable_file_the_load_reads_is_refused_in_one_line_before_anything_is_written",
+    "init-version-unknown": "tests.train.test_init_identity::test_a_checkpoint_of_an_init_version_this_encoderlab_does_not_know_is_refused_naming_it",
     "study-corpus-bad-line-late": "tests.study.test_corpus_bad_line_late::test_a_bad_line_late_in_a_corpus_is_one_line_and_no_study_folder",
     "study-model-file-unreadable": "tests.study.test_local_model_keys::test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written",
     "init-unfinished-run": "tests.train.test_pretrain_cli::test_a_run_without_its_final_model_is_refused_as_a_start_model",

@@ -18,9 +18,10 @@ from tests.train.helpers import save_tiny_decoder, save_tiny_encoder, tiny_run
 from tests.train.test_resume_init import PHASES
 from tests.train.tokenizer_fixtures import TOKENIZER_CLASSES, hf_folder_with
 
+from encoderlab import __version__
 from encoderlab.errors import UserError
 from encoderlab.train import pretrain
-from encoderlab.train.build import init_identity
+from encoderlab.train.build import INIT_VERSION, init_identity
 from encoderlab.train.checkpoint import read_state
 from encoderlab.train.config import ModelSpec
 
@@ -215,3 +216,35 @@ def test_a_run_recorded_under_the_fixed_list_resumes_at_its_moved_start_model(tm
     pretrain(dataclasses.replace(cfg, model=moved), resume=True)  # no --force
     final = read_state(Path(cfg.out) / "checkpoints" / "step_0000004")
     assert (final["init"], final["init_version"]) == (init_identity(moved, version=2), 2)
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_checkpoint_of_an_init_version_this_encoderlab_does_not_know_is_refused_naming_it(tmp_path, force):
+    """A newer encoderlab's `init_version` was hashed as version 2: its record, over other files, read as
+    another model, "refusing to resume ... with a changed config (model.init: ...); rerun with the original
+    settings or pass --force", not saying that this encoderlab cannot tell (and where the two hashes happened
+    to agree, the run resumed on a comparison it cannot make). --force still resumes, keeping the record."""
+    init = save_tiny_encoder(tmp_path / "init", seed=0)
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(init)))
+    pretrain(cfg, until_step=2)
+    state_file = Path(cfg.out) / "checkpoints" / "step_0000002" / "state.json"
+    newer = INIT_VERSION + 1
+    record = hashlib.sha256(b"what a newer encoderlab covers").hexdigest()  # not any identity hashed here
+    state = {**json.loads(state_file.read_text()), "init": record, "init_version": newer}
+    state_file.write_text(json.dumps(state))
+    moved = Path(shutil.move(init, tmp_path / "moved"))
+    edited = dataclasses.replace(cfg, model=ModelSpec(init=str(moved)))
+    if force:
+        pretrain(edited, resume=True, force=True)
+        final = read_state(Path(cfg.out) / "checkpoints" / "step_0000004")
+        assert (final["init"], final["init_version"]) == (record, newer)
+        return
+    with pytest.raises(UserError) as refused:
+        pretrain(edited, resume=True)
+    assert str(refused.value) == (
+        f"cannot resume {cfg.out} with model.init {moved}: its latest checkpoint records the start model's "
+        f"identity under init_version {newer}, which encoderlab {__version__} does not know (it knows 1 to "
+        f"{INIT_VERSION}), so whether {moved} holds that model cannot be told; upgrade encoderlab to the version "
+        f"that wrote the run, or pass --force to resume from {moved} unchecked"
+    )
+    assert not (Path(cfg.out) / "checkpoints" / "step_0000003").exists()

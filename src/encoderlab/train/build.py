@@ -142,6 +142,23 @@ def _folder_tokenizer(folder: Path, read: ReadTokenizer | None) -> Any:
     return read.tokenizer if read is not None else folder_tokenizer(folder)
 
 
+class UnknownInitVersion(UserError):
+    """A checkpoint's `init_version` outside 1 to `INIT_VERSION` (`init-version-unknown`): its `init` covers
+    files this encoderlab cannot tell, so no identity computed here can be compared with it; the caller says
+    what to do (`runfolder._same_init`)."""
+
+    def __init__(self, version: Any):
+        from encoderlab import __version__
+
+        known = f"it knows 1 to {INIT_VERSION}"
+        self.unknown = f"init_version {version!r}, which encoderlab {__version__} does not know ({known})"
+        """The version and what this encoderlab knows, for the caller's line."""
+        super().__init__(
+            f"a start model's identity is recorded under {self.unknown}; upgrade encoderlab to the version that "
+            "wrote it"
+        )
+
+
 @dataclass
 class InitIdentity:
     """`init_identity(model)`, hashed on first ask and kept: the hash reads every byte of the start model's
@@ -172,7 +189,10 @@ class InitIdentity:
     def of(self, version: int) -> str | None:
         """The identity as a checkpoint of `version` (`INIT_VERSION`) recorded it: a run checkpointed before
         the identity covered only the load's files, or before it took the tokenizer's files from its class,
-        resumes (moved start model included) without --force."""
+        resumes (moved start model included) without --force. A version this encoderlab does not know (a
+        newer one wrote the checkpoint) is `UnknownInitVersion`: hashed as version 2 it read as another model."""
+        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= INIT_VERSION:
+            raise UnknownInitVersion(version)
         if version == INIT_VERSION:
             return self.value
         if version not in self._older:

@@ -140,7 +140,7 @@ def check_run_folder(
         diff = [d for d in diff if not d.startswith("data.path:")]
     if env_rank() != 0:  # rank 0 judges a moved start model (see above)
         diff = [d for d in diff if not d.startswith("model.init:")]
-    if any(d.startswith("model.init:") for d in diff) and _same_init(run_dir, cfg, init):
+    if any(d.startswith("model.init:") for d in diff) and _same_init(run_dir, cfg, init, force):
         if say and env_rank() == 0:
             print(f"encoderlab: note: --resume: model.init {cfg.model.init} holds the start model {old['model']['init']} "
                   "held (the same files), so the run goes on from it", file=sys.stderr)  # fmt: skip
@@ -208,14 +208,16 @@ def _same_data(run_dir: Path, cfg: RunConfig) -> bool:
         return False
 
 
-def _same_init(run_dir: Path, cfg: RunConfig, init: InitIdentity | None) -> bool:
+def _same_init(run_dir: Path, cfg: RunConfig, init: InitIdentity | None, force: bool) -> bool:
     """Whether `model.init` holds the start model the run's latest checkpoint records (`build.init_identity`):
     then a new path is no change of the run. A start model moved (or copied) after the run began, named at its
     new place in the config, was refused as a changed config until `--force`, which lets any other change by.
     A checkpoint without the record (written before it, or a start from an asset or hub id) cannot tell; one
-    without `init_version` recorded the hash of every file of the folder (`build.INIT_VERSION`)."""
+    without `init_version` recorded the hash of every file of the folder (`build.INIT_VERSION`). One of an
+    `init_version` this encoderlab does not know cannot tell either: refused naming the version (it read as a
+    changed config, whose fix, the original settings, cannot help), unless `force` takes the change as any."""
     from encoderlab.model.readfiles import UnreadableModelFile
-    from encoderlab.train.build import InitIdentity
+    from encoderlab.train.build import InitIdentity, UnknownInitVersion
 
     state = _latest_state(run_dir)
     recorded = state.get("init")
@@ -224,6 +226,15 @@ def _same_init(run_dir: Path, cfg: RunConfig, init: InitIdentity | None) -> bool
             recorded is not None
             and (init or InitIdentity(cfg.model)).of(state.get("init_version", 1)) == recorded
         )
+    except UnknownInitVersion as exc:
+        if force:
+            return False
+        new = cfg.model.init
+        raise UserError(
+            f"cannot resume {run_dir} with model.init {new}: its latest checkpoint records the start model's "
+            f"identity under {exc.unknown}, so whether {new} holds that model cannot be told; upgrade encoderlab "
+            f"to the version that wrote the run, or pass --force to resume from {new} unchecked"
+        ) from None
     except UnreadableModelFile:  # maybe the same model: the line that says what to fix, not a changed config
         raise
     except (UserError, OSError):  # not a model folder: the run's own checks say what is wrong with it
