@@ -23,6 +23,7 @@ that only happens for mixtures that repeat.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -59,26 +60,45 @@ def holds_out_everything(val_fraction: float, docs: int, shards: Path | None = N
     )
 
 
-def no_validation_note(meta: dict) -> str | None:
+def no_validation_note(meta: dict, study: str | None = None) -> str | None:
     """The `encoderlab: note:` line of a prepared folder (its meta.json, `meta`) whose val split holds no
     document though its --val-fraction asked for some (round(n f) is 0: one document, or fewer than 1/(2f)),
     None otherwise. A note, not a refusal: a run on it trains, saying "no validation loss"
     (`train/validation.py`), and a corpus too small to hold one out may be meant (a smoke test); but the
     folder was written without a word, and the user learnt it from the run. A part of a sharded prepare
-    holds no val split by design (`data merge` draws it), and --val-fraction 0 asked for none."""
+    holds no val split by design (`data merge` draws it), and --val-fraction 0 asked for none.
+    `study`: the study and dataset of a study's prepare node (`study S, dataset D`), which `data prepare`'s
+    fix does not fit: its fraction is the default, no setting of a study, so its fix is more documents, as
+    many as hold one out (`docs_holding_one_out`)."""
     fraction = meta.get("recipe", {}).get("val_fraction", 0)
     if not fraction or "shard" in meta or meta["splits"]["val"]["docs"]:
         return None
     docs = meta["splits"]["train"]["docs"]
+    of = "the corpus's only document" if docs == 1 else f"the {count(docs, 'document')}"
+    if study is not None:
+        need = docs_holding_one_out(fraction)
+        return (
+            f"encoderlab: note: {study}: its val fraction {fraction} held out none of {of}, so the val split is "
+            f"empty and the runs on it report no validation loss; give the dataset {need} documents or more "
+            "(more text, or a higher max_docs)"
+        )
     if docs < 2:
         fix = "prepare more than one document (a .txt file is one document per blank-line paragraph)"
     else:
         fix = f"prepare it again with --val-fraction {1 / docs:.3g} or more (one in {docs}), or more text"
-    of = "the corpus's only document" if docs == 1 else f"the {count(docs, 'document')}"
     return (
         f"encoderlab: note: --val-fraction {fraction} held out none of {of}, so the val split is empty and "
         f"a run on this folder reports no validation loss; {fix}"
     )
+
+
+def docs_holding_one_out(fraction: float) -> int:
+    """The fewest documents of which the rule holds one out at `fraction` > 0 (`held_out_count`): about
+    1/(2f), counted up past the float rounding of 0.5/f."""
+    n = max(1, math.ceil(0.5 / fraction) - 1)
+    while held_out_count(n, fraction) < 1:
+        n += 1
+    return n
 
 
 def repeats_documents(stop: str, n_sources: int) -> bool:

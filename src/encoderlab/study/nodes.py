@@ -25,6 +25,7 @@ module only runs nodes.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 from encoderlab.errors import UserError
@@ -113,6 +114,7 @@ def run_prepare(ctx: NodeContext) -> dict:
 
 
 def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
+    from encoderlab.data.holdout import no_validation_note
     from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
     from encoderlab.data.tokenizer import train_tokenizer
     from encoderlab.study.checks import refuse_stale_data
@@ -152,7 +154,11 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
         ctx.out_dir / "data",
         progress=False,
     )
-    return {"data": "data", **_recorded(out, read_meta(out))}
+    meta = read_meta(out)
+    # what `data prepare` says of it (a run on it reports no validation loss), in the study's terms
+    if (note := no_validation_note(meta, f"study {ctx.spec.name}, dataset {cfg.name}")) is not None:
+        print(note, file=sys.stderr)
+    return {"data": "data", **_recorded(out, meta)}
 
 
 def _text_sets(ctx: NodeContext, node: PrepareNode) -> tuple:
