@@ -9,8 +9,17 @@ Design
     stays light).
   * WORLD_SIZE is parsed once (`parsed_world_size`): a value naming no number of processes (empty, not an
     integer, 0 or below) is refused by `pretrain` (`env_world_size`) and, where nothing may be refused (the
-    printing of another error), read as a process run alone (`started_among_others`). The cli once had a
+    printing of another error), read as a process run alone (`first_on_its_node`). The cli once had a
     parser of its own, which took WORLD_SIZE=-1 for a torchrun launch and muted such a process's lines.
+  * SLURM's own variables (SLURM_PROCID, SLURM_STEP_NUM_TASKS) are not read as a world: `srun -n 8
+    encoderlab pretrain ...` without torchrun is refused (`check_not_srun_tasks`), not joined. Some
+    frameworks read them (PyTorch Lightning's SLURMEnvironment); the process group's env:// start then still
+    needs MASTER_ADDR and MASTER_PORT, which SLURM does not set and which such a reader makes up (the first
+    host of the node list, a port of its choosing). The documented launch is one torchrun per node under
+    srun (docs/scaling.md), or torchrun's variables exported from SLURM's by the job script, both of which
+    this module reads as any torchrun launch. Without the refusal each task trained the whole run alone,
+    every one on the same GPU, into the same run folder: one won its lock, the others were refused after
+    building everything, and srun's exit status was 2 for a run that trained on one process.
 """
 
 from __future__ import annotations
@@ -112,3 +121,27 @@ def check_one_process_env() -> None:
             f"{f'WORLD_SIZE={world}' if world.strip() else 'WORLD_SIZE is not'}; launch with torchrun (it sets "
             f"them all), or unset {' and '.join(stray)} to run one process"
         )
+
+
+SRUN_TASKS = "SLURM_STEP_NUM_TASKS"
+"""What srun sets in each task it starts: how many it started in this job step (the batch script itself, run
+once, has none; SLURM_NTASKS is the allocation's, set there too)."""
+
+
+def check_not_srun_tasks() -> None:
+    """Refuse a process that srun started as one of several tasks without torchrun's variables (module docstring):
+    each task would train the whole run alone into the same --out. Said by task 0 alone: srun gathers every
+    task's stderr into one stream. Called where a process runs alone (WORLD_SIZE unset or 1)."""
+    tasks = os.environ.get(SRUN_TASKS, "").strip()
+    if not (tasks.isdigit() and int(tasks) > 1):
+        return
+    task = os.environ.get("SLURM_PROCID", "").strip()
+    world = os.environ.get("WORLD_SIZE", "")
+    error = UserError(
+        f"srun started {tasks} tasks of this command ({SRUN_TASKS}={tasks}) but "
+        f"{f'WORLD_SIZE={world}' if world.strip() else 'WORLD_SIZE is not set'}, so each would train the whole "
+        "run alone into the same --out; under srun run one task per node that starts torchrun (docs/scaling.md), "
+        "or a single task (srun --ntasks=1)"
+    )
+    error.quiet = task not in ("", "0")
+    raise error

@@ -56,7 +56,12 @@ from torch.distributed.tensor import DTensor, distribute_tensor
 
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
-from encoderlab.launchenv import check_launcher_env, check_one_process_env, env_world_size
+from encoderlab.launchenv import (
+    check_launcher_env,
+    check_not_srun_tasks,
+    check_one_process_env,
+    env_world_size,
+)
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.words import count, noun
@@ -87,6 +92,7 @@ def join_world() -> World:
         _OWNED_GROUP = True
     elif not dist.is_initialized():
         check_one_process_env()
+        check_not_srun_tasks()  # several srun tasks, each alone: the same run trained once per task
     if dist.is_initialized():
         local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
         return World(dist.get_rank(), dist.get_world_size(), local)
