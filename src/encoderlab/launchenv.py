@@ -145,3 +145,15 @@ def check_not_srun_tasks() -> None:
     )
     error.quiet = task not in ("", "0")
     raise error
+
+
+RESTARTS = "TORCHELASTIC_RESTART_COUNT"
+"""How many times torchrun has restarted the ranks (`--max-restarts`): 0 in its first start, unset without it."""
+
+
+def elastic_restart() -> int:
+    """How many times torchrun restarted this command (0: its first start, or no torchrun; a value that is no
+    count reads as 0, as this only words a refusal). A restart runs the command with the same arguments, so one
+    without --resume cannot continue the run its first start wrote."""
+    value = os.environ.get(RESTARTS, "").strip()
+    return int(value) if value.isdigit() else 0

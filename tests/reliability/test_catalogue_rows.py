@@ -48,6 +48,7 @@ NAMED = {
     "corpus-symlink-to-nothing": "tests.data.test_prepare_skipped::test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_change",
     "stray-rank-without-world-size": "tests.train.test_stray_rank_env::test_a_dry_run_with_a_stray_rank_says_why_it_prints_nothing",
     "srun-tasks-without-torchrun": "tests.train.test_srun_tasks::test_the_refusal_is_said_by_task_zero_alone",
+    "existing-run-under-torchrun-restart": "tests.train.test_elastic_restart::test_a_restarted_start_without_resume_says_the_torchrun_command_needs_it",
     "world-size-below-one": "tests.train.test_stray_rank_env::test_a_world_size_below_one_is_one_line_before_anything_is_written",
     "world-size-not-running": "tests.train.test_world_size_layout::test_a_layout_for_two_processes_run_by_one_names_the_grad_accum_that_keeps_its_batch",
     "resume-at-another-world-size": "tests.train.test_pretrain_cli::test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batch",

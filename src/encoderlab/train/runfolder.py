@@ -35,7 +35,7 @@ import torch
 import encoderlab.train.checkpoint as ckpt
 from encoderlab.config import from_dict, load_yaml, to_dict
 from encoderlab.errors import UserError
-from encoderlab.launchenv import env_rank
+from encoderlab.launchenv import RESTARTS, elastic_restart, env_rank
 from encoderlab.outdir import RUN_KIND, check_output
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import UNTRAINED, Resplit, resume_blockers
@@ -125,7 +125,7 @@ def check_run_folder(
         return False
     if not resume:
         raise UserError(
-            f"{run_dir} already holds a run; pass --resume to continue it or choose another --out"
+            f"{run_dir} already holds a run; pass --resume to continue it or choose another --out{_restarted()}"
         )
     # The folder is the run wherever it lies: a moved or copied run resumes (its saved `out` is where
     # it was written); "rerun with the original settings" could not undo a move.
@@ -156,6 +156,21 @@ def check_run_folder(
               "steps already trained used the old values (each checkpoint's state.json keeps its config)",
               file=sys.stderr)  # fmt: skip
     return True
+
+
+def _restarted() -> str:
+    """What a refused start adds under a torchrun restart (`--max-restarts`): the restart reruns the same
+    arguments, so "pass --resume" cannot reach it; the torchrun command needs it. It said only "pass --resume to
+    continue it", after each restart, until torchrun gave up (checked by hand: rank 1 killed after the first
+    checkpoint)."""
+    count = elastic_restart()
+    if not count:
+        return ""
+    return (
+        f" (torchrun restarted this command, {RESTARTS}={count}, with the arguments it started with: a torchrun "
+        "that may restart it, --max-restarts, needs --resume in its command to continue from the last checkpoint; "
+        "on a new --out that starts the run)"
+    )
 
 
 def _resplit_fix(diff: list[str], old_layout: dict, new_layout: dict) -> str:
