@@ -37,6 +37,7 @@ from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
+from encoderlab.launchenv import env_rank
 from encoderlab.locks import folder_lock, refuse_live_holder
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
@@ -108,7 +109,10 @@ class Trainer:
         """The run folder's checks, the world, and the step a resume continues from (its state.json alone)."""
         # the start model's content (`build.init_identity`), hashed at most once, on rank 0, when first needed
         self._init_identity = InitIdentity(cfg.model)
-        if cfg.out:  # a live holder first: its checkpoints may be rotated while they are read
+        # a live holder first: its checkpoints may be rotated while they are read. Judged by rank 0 alone, as the lock
+        # is taken (`_claim`): a rank on another node cannot tell a dead holder of rank 0's host from a live one
+        # and refused every rank for a stale lock rank 0 takes over; `agreed` gives rank 0's refusal to every rank
+        if cfg.out and env_rank() == 0:
             refuse_live_holder(Path(cfg.out) / LOCK, Path(cfg.out))
         self._had_run = check_run_folder(  # before anything is read
             cfg, resume=resume, force=force, say=True, init=self._init_identity
