@@ -47,8 +47,15 @@ def test_a_stale_lock_of_rank_zeros_host_does_not_stop_a_resume_on_two_nodes(tmp
     pretrain(run_cfg(run, ONE), until_step=2)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()  # its pid names no process now: rank 0 of the killed run
-    stale = {"pid": gone.pid, "host": socket.gethostname(), "since": "2026-12-06T20:00:00Z", "what": "pretrain"}
+    stale = {
+        "pid": gone.pid,
+        "host": socket.gethostname(),
+        "since": "2026-12-06T20:00:00Z",
+        "what": "pretrain",
+    }
     (run / LOCK).write_text(json.dumps(stale))
-    spawn_ranks(_rank, (str(run), free_ports(1)[0]))  # was: both ranks refused ("rank 1: ... is in use by ...")
+    spawn_ranks(
+        _rank, (str(run), free_ports(1)[0])
+    )  # was: both ranks refused ("rank 1: ... is in use by ...")
     assert [r["step"] for r in metrics(run)] == list(range(1, 7))
     assert (run / "final" / "config.json").is_file() and not (run / LOCK).exists()
