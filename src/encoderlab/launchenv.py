@@ -58,10 +58,12 @@ def first_on_its_node() -> bool:
     (WORLD_SIZE unset or 1, or one naming no number of processes, which no launcher sets) is its node's only
     one, whatever a stray LOCAL_RANK says: it said nothing of an argument error or an interrupt (`pretrain`
     then refuses that LOCAL_RANK or WORLD_SIZE, `check_one_process_env`, `env_world_size`). Never refuses:
-    it decides who says another error."""
+    it decides who says another error. Several srun tasks without torchrun (`check_not_srun_tasks`) say it by
+    task 0 alone, as that refusal: srun gathers their stderr into one stream, and each printed it."""
     size = parsed_world_size()
-    alone = size is None or size == 1
-    return alone or os.environ.get("LOCAL_RANK", "0") in ("", "0")
+    if size is not None and size > 1:
+        return os.environ.get("LOCAL_RANK", "0") in ("", "0")
+    return first_srun_task()
 
 
 LAUNCHER_ENV = ("RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -132,10 +134,9 @@ def check_not_srun_tasks() -> None:
     """Refuse a process that srun started as one of several tasks without torchrun's variables (module docstring):
     each task would train the whole run alone into the same --out. Said by task 0 alone: srun gathers every
     task's stderr into one stream. Called where a process runs alone (WORLD_SIZE unset or 1)."""
-    tasks = os.environ.get(SRUN_TASKS, "").strip()
-    if not (tasks.isdigit() and int(tasks) > 1):
+    tasks = srun_tasks()
+    if tasks <= 1:
         return
-    task = os.environ.get("SLURM_PROCID", "").strip()
     world = os.environ.get("WORLD_SIZE", "")
     error = UserError(
         f"srun started {tasks} tasks of this command ({SRUN_TASKS}={tasks}) but "
@@ -143,8 +144,20 @@ def check_not_srun_tasks() -> None:
         "run alone into the same --out; under srun run one task per node that starts torchrun (docs/scaling.md), "
         "or a single task (srun --ntasks=1)"
     )
-    error.quiet = task not in ("", "0")
+    error.quiet = not first_srun_task()
     raise error
+
+
+def srun_tasks() -> int:
+    """How many tasks srun started of this command (`SRUN_TASKS`); 1 outside srun (or a value that is no count)."""
+    tasks = os.environ.get(SRUN_TASKS, "").strip()
+    return int(tasks) if tasks.isdigit() and int(tasks) > 1 else 1
+
+
+def first_srun_task() -> bool:
+    """False for the tasks after the first that srun started of this command (SLURM_PROCID 1, 2, ...); True for a
+    process srun started alone or did not start."""
+    return srun_tasks() == 1 or os.environ.get("SLURM_PROCID", "0").strip() in ("", "0")
 
 
 RESTARTS = "TORCHELASTIC_RESTART_COUNT"

@@ -65,3 +65,13 @@ def test_one_process_under_slurm_still_runs(tmp_path, monkeypatch, capsys, env):
     _env(monkeypatch, env)
     main(["pretrain", "--recipe", "smoke-mlm", "--out", str(tmp_path / "run"), "--dry-run"])
     assert "total_steps:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("task", "said"), [("0", True), ("1", False)])
+def test_an_argument_error_of_srun_tasks_is_said_by_task_zero_alone(monkeypatch, capsys, task, said):
+    """Each of srun's tasks printed it (without torchrun, each is its node's only process by LOCAL_RANK)."""
+    _env(monkeypatch, {"SLURM_PROCID": task, "SLURM_LOCALID": task, "SLURM_STEP_NUM_TASKS": "2"})
+    with pytest.raises(SystemExit) as done:
+        main(["pretrain", "--bogus"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.startswith("encoderlab: error: unrecognized arguments: --bogus") == said
