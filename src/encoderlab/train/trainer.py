@@ -111,8 +111,9 @@ class Trainer:
         self._init_identity = InitIdentity(cfg.model)
         # a live holder first: its checkpoints may be rotated while they are read. Judged by rank 0 alone, as the lock
         # is taken (`_claim`): a rank on another node cannot tell a dead holder of rank 0's host from a live one
-        # and refused every rank for a stale lock rank 0 takes over; `agreed` gives rank 0's refusal to every rank
-        if cfg.out and env_rank() == 0:
+        # and refused every rank for a stale lock rank 0 takes over; `agreed` gives rank 0's refusal to every rank.
+        # Only a folder holds a lock: an --out that is a file, under one or a looping link is `check_run_folder`'s
+        if cfg.out and env_rank() == 0 and Path(cfg.out).is_dir():
             refuse_live_holder(Path(cfg.out) / LOCK, Path(cfg.out))
         self._had_run = check_run_folder(  # before anything is read
             cfg, resume=resume, force=force, say=True, init=self._init_identity
