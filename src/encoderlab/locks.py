@@ -1,4 +1,4 @@
-"""Folder locks: one writer per study folder or prepared-data folder, with the holder named.
+"""Folder locks: one writer per study, prepared-data, run or eval folder, with the holder named.
 
 A lock is a small JSON file (pid, host, since, what) created by hard-linking a fully written
 temporary file to the lock's name, so taking it is atomic and the file is never half-written. A lock
@@ -7,7 +7,8 @@ with one line naming it. Taking a lock is serialised among processes by an advis
 lock's folder, so that two processes finding one stale lock never both take it (the second would
 remove the first one's fresh lock as stale); where the file system has no `flock` (some network
 mounts) the hard link alone decides. Trade-off: a dead holder on another host of a shared filesystem
-cannot be detected, so the message says which file to delete by hand.
+cannot be detected, so the message says which file to delete by hand. `refuse_live_holder` asks the same
+question before a command reads what a live holder may be rewriting (a resume beside a run still training).
 
 `waiting_lock` is the other kind: a bare `flock` whose second taker waits instead of being refused (the
 assets cache, where the second fetch of a file then finds it fetched), its file removed by a failed block.
