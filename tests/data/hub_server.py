@@ -15,7 +15,8 @@ Served (huggingface_hub 2.4.0; where the library asks each):
     `http_get`). A `*.safetensors` file is an LFS file: `X-Linked-Etag` (its sha256, the blob's name in
     the cache), `X-Linked-Size`, an `lfs` record in the tree; the hub's CDN redirect is left out;
   * errors with the hub's `X-Error-Code` (utils/_http.py `hf_raise_for_status`): RepoNotFound,
-    RevisionNotFound, EntryNotFound (with `X-Repo-Commit`, which the library records in `.no_exist`).
+    RevisionNotFound, EntryNotFound (with `X-Repo-Commit`, which the library records in `.no_exist`), and
+    a 401 GatedRepo for every request of a repo served `gated`.
 `datasets` 5.2's `load_dataset` of a hub id asks these only: the card (resolve/main/README.md), the repo
 info at its commit, a data folder's tree, HEADs of files it may lack (`.huggingface.yaml`, ...), the data.
 
@@ -51,6 +52,9 @@ class ServedRepo:
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)
     """Branch or tag name -> commit sha (`main` is the default revision)."""
+    gated: bool = False
+    """Answer every request for it as the hub answers a gated repo to a user not granted access: 401 with
+    `X-Error-Code: GatedRepo` (utils/_http.py `hf_raise_for_status` raises GatedRepoError)."""
 
     def commit_of(self, revision: str) -> str | None:
         """The commit `revision` names (a branch, a tag or a commit sha the repo holds), or None."""
@@ -163,6 +167,8 @@ class HubServer:
         repo = self.repos.get((kind, "/".join(rest[:2])))
         if repo is None or len(rest) < 2:
             return _error("RepoNotFound")
+        if repo.gated:
+            return Reply(401, {"X-Error-Code": "GatedRepo", "X-Error-Message": "Access restricted"}, b"{}")
         verb, revision = (rest[2], unquote(rest[3])) if len(rest) >= 4 else ("revision", "main")
         commit = repo.commit_of(revision)
         if commit is None:

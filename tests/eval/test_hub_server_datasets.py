@@ -16,6 +16,7 @@ import pytest
 from tests.data.hub_server import ServedRepo
 from tests.data.hub_server_fixtures import REPO_EXTRAS, go_offline
 
+from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
@@ -97,3 +98,43 @@ def test_a_hub_dataset_pinned_to_a_tag_or_commit_is_read_at_it_online_then_offli
     assert load_hub(HubSource("me/reviews", revision=pin))["train"]["review"] == ["old"]
     assert load_hub(HubSource("me/reviews"))["train"]["review"] == ["new"]
     assert len(hub_server.requests) == answered
+
+
+@pytest.mark.parametrize(
+    ("repo", "revision", "line"),
+    [
+        (
+            "me/reviewz",
+            None,
+            "dataset 'me/reviewz' is not on the Hugging Face hub, or is private; check the id",
+        ),
+        (
+            "me/gated",
+            None,
+            "dataset 'me/gated' is gated on the Hugging Face hub; accept its terms on its page",
+        ),
+        (
+            "me/reviews",
+            "nosuch",
+            "dataset 'me/reviews' has no revision 'nosuch' on the Hugging Face hub; fix",
+        ),
+        (
+            "me/reviews",
+            "b" * 40,
+            f"dataset 'me/reviews' has no revision '{'b' * 40}' on the Hugging Face hub",
+        ),
+    ],
+)
+def test_a_hub_dataset_the_hub_refuses_is_one_line_naming_the_fix(hub_server, repo, revision, line):
+    """A typo'd id (404 RepoNotFound), a gated repo (401 GatedRepo) and a revision the repo lacks were
+    `datasets`' words, "doesn't exist on the Hub or cannot be accessed" or "is a gated dataset", with
+    "check the name and your connection" as the fix; now the hub's refusal with its own fix, as a model's."""
+    _served(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
+    hub_server.add(
+        ServedRepo("me/gated", "dataset", {COMMIT: dict(REPO_EXTRAS)}, {"main": COMMIT}, gated=True)
+    )
+    with pytest.raises(UserError) as caught:
+        load_hub(HubSource(repo, revision=revision))
+    message = str(caught.value)
+    assert message.startswith(line) and "\n" not in message
+    assert "connection" not in message

@@ -235,6 +235,28 @@ def hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = ""
     return UserError(f"cannot download {what} '{hub_id}' from the Hugging Face hub ({reason}){here}; {fix}")
 
 
+def hub_refusal(hub_id: str, repo_type: str, what: str, revision: str | None, pin: str) -> UserError | None:
+    """After a library's read of `hub_id` failed online: the hub asked once for the repo at `revision`,
+    and its refusal (not there, gated, no such revision) as `hub_failure`'s or `no_revision`'s line with
+    its fix; None where the hub serves it or cannot be asked (the caller's line stands). Asked, not read
+    off the exception: `datasets` re-raises its DatasetNotFoundError `from None` after trying its cache,
+    so the hub's GatedRepoError or RepositoryNotFoundError is gone, and its words ("doesn't exist on the
+    Hub or cannot be accessed", "is a gated dataset") name no fix. One request, on the failure path only."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+
+    with quiet_hub():
+        try:
+            HfApi().repo_info(hub_id, repo_type=repo_type, **({"revision": revision} if revision else {}))
+        except RevisionNotFoundError:
+            return no_revision(hub_id, revision, what, repo_type, pin)
+        except (GatedRepoError, RepositoryNotFoundError) as exc:
+            return hub_failure(hub_id, what, exc, "")
+        except Exception:  # unreachable, offline: the caller's line names the library's own cause
+            return None
+    return None
+
+
 def reach_hub(
     hub_id: str, repo_type: str, what: str, fix: str, revision: str | None = None, here: str = ""
 ) -> None:
@@ -253,10 +275,12 @@ def reach_hub(
             raise hub_failure(hub_id, what, exc, fix, here) from None
 
 
-def no_revision(hub_id: str, revision: str | None, what: str, repo_type: str) -> UserError:
+def no_revision(
+    hub_id: str, revision: str | None, what: str, repo_type: str, pin: str | None = None
+) -> UserError:
     """One line for a revision the hub's repo `hub_id` lacks, naming the pin as its kind writes it (a
-    model's `@REV`, a corpus's `#hf_revision`)."""
-    pin = f"the @{revision} of {hub_id}@{revision}" if repo_type == "model" else "#hf_revision"
+    model's `@REV`, a corpus's `#hf_revision`, or `pin`: a task file's `data.revision`)."""
+    pin = pin or (f"the @{revision} of {hub_id}@{revision}" if repo_type == "model" else "#hf_revision")
     return UserError(
         f"{what} '{hub_id}' has no revision '{revision}' on the Hugging Face hub; fix {pin} "
         "(a commit sha, branch or tag of the repo)"

@@ -30,6 +30,7 @@ from encoderlab.data.hub import (
     HF_URL,
     HUB_DATA_ENV,
     dataset_location,
+    hub_refusal,
     import_datasets,
     incomplete_snapshot_error,
     quiet_hub,
@@ -151,6 +152,8 @@ def load_hub(source: HubSource):
             raise UserError(f"cannot load {source.describe()}: {revision}") from None
         if source.export_config is not None and (missing := _export_problem(source)) is not None:
             raise UserError(f"cannot load {source.describe()}: {missing}") from None
+        if not (mirror or snapshot) and (hub := _hub_line(source)) is not None:
+            raise hub from None
         if mirror:
             fix = "check the mirror's files against docs/evaluation.md"
         elif snapshot:  # fetched fine: the dataset's own file is malformed
@@ -165,6 +168,12 @@ def load_hub(source: HubSource):
             places = file_places(str(one[0]), one[0], n, where) if len(one) == 1 else hub_places(split, n)
             check_unquoted(part, split, places, where, published)
     return ds
+
+
+def _hub_line(source: HubSource) -> UserError | None:
+    """The hub's refusal of the repo or its revision (a typo'd id, a gated repo, a pin the repo lacks),
+    with its fix, where `datasets`' words said only "doesn't exist ... or cannot be accessed"."""
+    return hub_refusal(source.repo, "dataset", "dataset", source.revision, "the task file's data.revision")
 
 
 def _export_problem(source: HubSource) -> str | None:
