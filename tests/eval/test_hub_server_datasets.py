@@ -138,3 +138,33 @@ def test_a_hub_dataset_the_hub_refuses_is_one_line_naming_the_fix(hub_server, re
     message = str(caught.value)
     assert message.startswith(line) and "\n" not in message
     assert "connection" not in message
+
+
+def test_a_hub_that_stops_answering_mid_download_is_one_line_then_offline_the_cut_snapshot_too(
+    hub_server, monkeypatch
+):
+    """The hub gone after its first data file (every later request's connection closed unanswered): the
+    fetch raised httpx2's RemoteProtocolError, neither an OSError nor a ConnectionError, as a traceback;
+    now one line naming it, and offline the snapshot cut short is refused naming the files it lacks."""
+    from huggingface_hub import file_download
+
+    _served(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
+    route, answered = hub_server.route, []
+
+    def cut_after_first_data_file(url: str):
+        if answered:
+            raise ConnectionAbortedError("the hub went down")  # the handler closes the connection
+        reply = route(url)
+        if "/resolve/" in url and "/data/" in url and reply.status == 200:
+            answered.append(url)
+        return reply
+
+    monkeypatch.setattr(hub_server, "route", cut_after_first_data_file)
+    monkeypatch.setattr(file_download.time, "sleep", lambda seconds: None)  # its retries, unwaited
+    with pytest.raises(UserError) as caught:
+        load_hub(HubSource("me/reviews"))
+    assert str(caught.value).startswith("cannot load me/reviews from me/reviews: the hub stopped answering (")
+    assert "\n" not in str(caught.value) and answered
+    go_offline(hub_server, monkeypatch)
+    with pytest.raises(UserError, match=r"lacks data/.*run once with the hub reachable"):
+        load_hub(HubSource("me/reviews"))

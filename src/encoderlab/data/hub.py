@@ -43,6 +43,7 @@ share `owner/name`).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import functools
 import logging
 import os
@@ -213,6 +214,19 @@ def incomplete_snapshot_error() -> type[Exception] | tuple:
     except ImportError:
         return ()
     return IncompleteSnapshotError
+
+
+def transport_errors() -> tuple[type[Exception], ...]:
+    """The HTTP client's errors of a connection (refused, reset, closed without an answer, timed out),
+    which huggingface_hub lets through unwrapped from a file's download once its retries are spent
+    (file_download.py `http_get`): httpx2's TransportError under huggingface_hub 2.x, httpx's before.
+    Neither is an OSError or a ConnectionError, so a caller catching those saw a traceback."""
+    for name in ("httpx2", "httpx"):
+        try:
+            return (importlib.import_module(name).TransportError,)
+        except ImportError:
+            continue
+    return ()
 
 
 def hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = "") -> UserError:

@@ -34,6 +34,7 @@ from encoderlab.data.hub import (
     import_datasets,
     incomplete_snapshot_error,
     quiet_hub,
+    transport_errors,
 )
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.hubcommits import note_read
@@ -288,9 +289,14 @@ def _fetch_snapshot(source: HubSource, builder, kwargs: dict) -> str | None:
     commit, paths = commits.pop(), sorted({m["path"] for m in found})
     record_snapshot(source, commit, kwargs, paths)
     with quiet_hub():
-        for name in CARD_FILES:
-            _fetch_card_file(source.repo, commit, name)
-        fetched = [_fetch_file(source.repo, commit, path) for path in paths]
+        try:
+            for name in CARD_FILES:
+                _fetch_card_file(source.repo, commit, name)
+            fetched = [_fetch_file(source.repo, commit, path) for path in paths]
+        except transport_errors() as exc:  # the hub gone mid-way: `load_hub`'s line, not a traceback
+            raise ConnectionError(
+                f"the hub stopped answering ({type(exc).__name__}: {first_line(exc)})"
+            ) from exc
     return str(Path(fetched[0]).parents[len(Path(paths[0]).parts) - 1])
 
 
