@@ -43,8 +43,8 @@ share `owner/name`).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import functools
+import importlib
 import logging
 import os
 import re
