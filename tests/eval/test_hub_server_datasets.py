@@ -163,8 +163,40 @@ def test_a_hub_that_stops_answering_mid_download_is_one_line_then_offline_the_cu
     monkeypatch.setattr(file_download.time, "sleep", lambda seconds: None)  # its retries, unwaited
     with pytest.raises(UserError) as caught:
         load_hub(HubSource("me/reviews"))
-    assert str(caught.value).startswith("cannot load me/reviews from me/reviews: the hub stopped answering (")
+    assert str(caught.value).startswith("cannot load me/reviews from me/reviews: the hub did not answer (")
     assert "\n" not in str(caught.value) and answered
     go_offline(hub_server, monkeypatch)
     with pytest.raises(UserError, match=r"lacks data/.*run once with the hub reachable"):
         load_hub(HubSource("me/reviews"))
+
+
+READ_IN_A_NEW_PROCESS = """
+import json
+import time
+time.sleep = lambda seconds: None  # the libraries' retries of a refused connection, unwaited
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.hub import HubSource, load_hub
+try:
+    ds = load_hub(HubSource("me/reviews"))
+except UserError as exc:
+    print(json.dumps(str(exc)))
+else:
+    print(json.dumps({s: ds[s].to_list() for s in ds}))
+"""
+
+
+def test_a_hub_dataset_read_online_is_read_from_the_cache_when_the_hub_is_down_and_not_offline(hub_server):
+    """The hub unreachable with HF_HUB_OFFLINE unset (a laptop off the network): `datasets` lets
+    huggingface_hub 2.4's httpx2 ConnectError through unwrapped (it catches httpx's), which `_hub_snapshot`
+    did not take for an unreachable hub: a traceback; now the snapshot the cache holds is read. Read in a
+    new process, as the CLI reads it: in this one the libraries remember the first read's answers."""
+    import json
+    import subprocess
+    import sys
+
+    _served(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
+    online = load_hub(HubSource("me/reviews"))
+    hub_server.stop()  # HF_HUB_OFFLINE stays 0 (the fixture's environment): the library asks, and is refused
+    run = subprocess.run([sys.executable, "-c", READ_IN_A_NEW_PROCESS], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout.splitlines()[-1]) == {s: online[s].to_list() for s in online}

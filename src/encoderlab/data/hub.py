@@ -229,6 +229,14 @@ def transport_errors() -> tuple[type[Exception], ...]:
     return ()
 
 
+def unanswered(exc: BaseException) -> ConnectionError:
+    """A `transport_errors` error (or a ConnectionError, as it is) as the ConnectionError that the callers
+    reading a hub dataset catch: one line naming the client's own, as "the hub did not answer (...)"."""
+    if isinstance(exc, ConnectionError):
+        return exc
+    return ConnectionError(f"the hub did not answer ({type(exc).__name__}: {first_line(exc)})")
+
+
 def hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = "") -> UserError:
     """One line for a hub request that failed: a repo that is not there or gated, else `fix`; `here`
     (`no_folder`'s clause) for an id that was a local path too."""

@@ -35,6 +35,7 @@ from encoderlab.data.hub import (
     incomplete_snapshot_error,
     quiet_hub,
     transport_errors,
+    unanswered,
 )
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.hubcommits import note_read
@@ -258,8 +259,8 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     if not datasets.config.HF_HUB_OFFLINE:
         try:
             builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
-        except ConnectionError as exc:  # the hub unreachable, no prepared copy: the hub cache may hold it
-            builder, unreachable = None, exc
+        except (ConnectionError, *transport_errors()) as exc:  # the hub unreachable: the cache may hold it
+            builder, unreachable = None, unanswered(exc)  # huggingface_hub 2.4's httpx2 error, unwrapped
         if builder is not None and builder.name == "csv":
             return _fetch_snapshot(source, builder, kwargs) or builder
         if builder is not None and builder.name != "cache":  # "cache": `datasets`' prepared copy, offline
@@ -294,9 +295,7 @@ def _fetch_snapshot(source: HubSource, builder, kwargs: dict) -> str | None:
                 _fetch_card_file(source.repo, commit, name)
             fetched = [_fetch_file(source.repo, commit, path) for path in paths]
         except transport_errors() as exc:  # the hub gone mid-way: `load_hub`'s line, not a traceback
-            raise ConnectionError(
-                f"the hub stopped answering ({type(exc).__name__}: {first_line(exc)})"
-            ) from exc
+            raise unanswered(exc) from exc
     return str(Path(fetched[0]).parents[len(Path(paths[0]).parts) - 1])
 
 
