@@ -186,9 +186,10 @@ else:
 
 
 def test_a_hub_dataset_read_online_is_read_from_the_cache_when_the_hub_is_down_and_not_offline(hub_server):
-    """The hub unreachable with HF_HUB_OFFLINE unset (a laptop off the network): `datasets` lets
-    huggingface_hub 2.4's httpx2 ConnectError through unwrapped (it catches httpx's), which `_hub_snapshot`
-    did not take for an unreachable hub: a traceback; now the snapshot the cache holds is read. Read in a
+    """The hub unreachable with HF_HUB_OFFLINE unset (a laptop off the network): `datasets` 5.2 wraps the
+    ConnectError of its first request (the card) as a ConnectionError, but not that of the `repo_info` its
+    HfFileSystem then asks (load.py `get_module` -> `cached_path` -> `resolve_path`), an httpx2 error that
+    `_hub_snapshot` did not take for an unreachable hub: a traceback; now the snapshot the cache holds is read. Read in a
     new process, as the CLI reads it: in this one the libraries remember the first read's answers."""
     import json
     import subprocess

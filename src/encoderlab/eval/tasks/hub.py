@@ -260,7 +260,7 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
         try:
             builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
         except (ConnectionError, *transport_errors()) as exc:  # the hub unreachable: the cache may hold it
-            builder, unreachable = None, unanswered(exc)  # huggingface_hub 2.4's httpx2 error, unwrapped
+            builder, unreachable = None, unanswered(exc)  # an httpx2 error `datasets` let through
         if builder is not None and builder.name == "csv":
             return _fetch_snapshot(source, builder, kwargs) or builder
         if builder is not None and builder.name != "cache":  # "cache": `datasets`' prepared copy, offline
