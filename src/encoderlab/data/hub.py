@@ -264,19 +264,14 @@ def hub_refusal(hub_id: str, repo_type: str, what: str, revision: str | None, pi
     off the exception: `datasets` re-raises its DatasetNotFoundError `from None` after trying its cache,
     so the hub's GatedRepoError or RepositoryNotFoundError is gone, and its words ("doesn't exist on the
     Hub or cannot be accessed", "is a gated dataset") name no fix. One request, on the failure path only."""
-    from huggingface_hub import HfApi
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
-    with quiet_hub():
-        try:
-            HfApi().repo_info(hub_id, repo_type=repo_type, **({"revision": revision} if revision else {}))
-        except RevisionNotFoundError:
-            return no_revision(hub_id, revision, what, repo_type, pin)
-        except (GatedRepoError, RepositoryNotFoundError) as exc:
-            return hub_failure(hub_id, what, exc, "")
-        except Exception:  # unreachable, offline: the caller's line names the library's own cause
-            return None
-    return None
+    exc = _repo_info_error(hub_id, repo_type, revision)
+    if isinstance(exc, RevisionNotFoundError):
+        return no_revision(hub_id, revision, what, repo_type, pin)
+    if isinstance(exc, (GatedRepoError, RepositoryNotFoundError)):
+        return hub_failure(hub_id, what, exc, "")
+    return None  # served, or unreachable, offline: the caller's line names the library's own cause
 
 
 def reach_hub(
@@ -285,16 +280,26 @@ def reach_hub(
     """Ask the hub for `hub_id`'s repo (at `revision`, when one is pinned) once (no retries), so that an
     unreachable hub, a missing repo or revision is one line at once rather than after the retries of
     the library that then reads it (`here`: `no_folder`'s clause, for an id that was a local path too)."""
-    from huggingface_hub import HfApi
     from huggingface_hub.errors import RevisionNotFoundError
+
+    exc = _repo_info_error(hub_id, repo_type, revision)
+    if isinstance(exc, RevisionNotFoundError):
+        raise no_revision(hub_id, revision, what, repo_type) from None
+    if exc is not None:
+        raise hub_failure(hub_id, what, exc, fix, here) from None
+
+
+def _repo_info_error(hub_id: str, repo_type: str, revision: str | None) -> Exception | None:
+    """The one request `reach_hub` and `hub_refusal` make: the hub asked once, quietly, for `hub_id`'s repo
+    (at `revision`, when one is pinned); what it raised (the hub raises many types), None where it serves it."""
+    from huggingface_hub import HfApi
 
     with quiet_hub():
         try:
             HfApi().repo_info(hub_id, repo_type=repo_type, **({"revision": revision} if revision else {}))
-        except RevisionNotFoundError:
-            raise no_revision(hub_id, revision, what, repo_type) from None
         except Exception as exc:
-            raise hub_failure(hub_id, what, exc, fix, here) from None
+            return exc
+    return None
 
 
 def no_revision(
