@@ -49,10 +49,10 @@ def export_source(source: HubSource) -> HubSource:
     names = _export_paths(source)
     # files in neither of the converter's layouts (a mirror of the main branch, `data/train-00000-of-00001
     # .parquet`, named at this revision) are `datasets`' to read by its patterns, as before the export was listed
-    paths = [p for p in names if p.suffix == ".parquet" and _split(p) is not None]
+    paths = _shards(names)
     if not paths or (pinned and not export_commit(names)):
         return source
-    configs = sorted({p.parts[0] for p in paths if len(p.parts) > 1})
+    configs = _configs(paths)
     config = source.config or (configs[0] if len(configs) == 1 else None)
     if config not in configs:
         raise UserError(f"cannot load {source.describe()}: {configs_named(configs, source.config)}")
@@ -85,11 +85,11 @@ def export_problem(source: HubSource) -> str | None:
     """The config or splits of a parquet export that `source` (`parquet_export`) reads and the export lacks,
     naming those it has and the fix; None where the export has them, or cannot be listed. The built-in tasks
     name their export's config and splits; a task file's are the export's own (`export_source`)."""
-    paths = [p for p in _export_paths(source) if p.suffix == ".parquet" and _split(p) is not None]
+    paths = _shards(_export_paths(source))
     config = source.export_config
     if not paths or config is None:
         return None
-    configs = sorted({p.parts[0] for p in paths if len(p.parts) > 1})
+    configs = _configs(paths)
     fix = f"the dataset's layout is not the one docs/evaluation.md gives: set {HUB_DATA_ENV}=DIR to read a mirror in it"
     if config != "*" and config not in configs:
         return f"its parquet export has no config {config!r} (it has configs {', '.join(configs)}); {fix}"
@@ -98,6 +98,16 @@ def export_problem(source: HubSource) -> str | None:
     if not missing:
         return None
     return f"it has no {noun(len(missing), 'split')} {', '.join(missing)} (it has {', '.join(held)}); {fix}"
+
+
+def _shards(names: list[PurePosixPath]) -> list[PurePosixPath]:
+    """The parquet files of `names` in one of the converter's layouts (those `_split` gives a split)."""
+    return [p for p in names if p.suffix == ".parquet" and _split(p) is not None]
+
+
+def _configs(paths: list[PurePosixPath]) -> list[str]:
+    """The configs of an export's `_shards`: their first folder's names, sorted."""
+    return sorted({p.parts[0] for p in paths if len(p.parts) > 1})
 
 
 def _split(path: PurePosixPath) -> str | None:
