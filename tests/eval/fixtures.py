@@ -117,6 +117,16 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
+def check_hub_id(tmp_path: Path, capsys, hub_id: str) -> tuple[int, str, str]:
+    """`eval HUB_ID --check` of a one-step sentiment task file (`sentiment_files`): (exit code, stdout,
+    stderr), as the hub-cache and local-hub-server tests run it."""
+    spec = {**sentiment_files(tmp_path), "max_length": 32}
+    spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
+    task = write_task_file(tmp_path, name="mine", **spec)
+    argv = ["eval", hub_id, "--task-file", str(task), "--out", str(tmp_path / "e"), "--check"]
+    return run_cli([*argv, "--lrs", "1e-3", "--seeds", "0"], capsys)
+
+
 SENTIMENT_LABELS = ("negative", "positive")
 
 

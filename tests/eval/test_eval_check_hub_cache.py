@@ -17,7 +17,7 @@ import huggingface_hub._snapshot_download as snapshot_module
 import pytest
 from huggingface_hub import HfApi, constants
 from huggingface_hub.hf_api import ModelInfo, RepoFile
-from tests.eval.fixtures import model_folder, run_cli, sentiment_files, write_task_file
+from tests.eval.fixtures import check_hub_id, model_folder
 from tests.eval.hub_snapshot_fixtures import write_tree
 
 from encoderlab.data.hub import HUB_MODELS_ENV
@@ -82,11 +82,7 @@ def _hub(monkeypatch, repo, snapshot) -> list[tuple[str, str]]:
 
 
 def _check(tmp_path, capsys) -> tuple[int, str, str]:
-    spec = {**sentiment_files(tmp_path), "max_length": 32}
-    spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
-    task = write_task_file(tmp_path, name="mine", **spec)
-    argv = ["eval", HUB_ID, "--task-file", str(task), "--out", str(tmp_path / "e"), "--check"]
-    return run_cli([*argv, "--lrs", "1e-3", "--seeds", "0"], capsys)
+    return check_hub_id(tmp_path, capsys, HUB_ID)
 
 
 def test_a_cached_snapshot_holding_the_configs_and_tokenizer_is_checked_without_asking_the_hub(

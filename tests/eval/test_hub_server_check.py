@@ -16,18 +16,14 @@ from huggingface_hub import constants
 from tests.data.hub_cache_fixtures import SHA_B
 from tests.data.hub_server import ServedRepo
 from tests.data.hub_server_fixtures import REPO_EXTRAS, go_offline, repo_files
-from tests.eval.fixtures import model_folder, run_cli, sentiment_files, write_task_file
+from tests.eval.fixtures import check_hub_id, model_folder
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 HUB_ID = "someone/enc"
 
 
-def _check(tmp_path: Path, capsys) -> tuple[int, str, str]:
-    spec = {**sentiment_files(tmp_path), "max_length": 32}
-    spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
-    task = write_task_file(tmp_path, name="mine", **spec)
-    argv = ["eval", HUB_ID, "--task-file", str(task), "--out", str(tmp_path / "e"), "--check"]
-    return run_cli([*argv, "--lrs", "1e-3", "--seeds", "0"], capsys)
+def _check(tmp_path, capsys) -> tuple[int, str, str]:
+    return check_hub_id(tmp_path, capsys, HUB_ID)
 
 
 def test_a_check_online_fetches_no_weights_and_the_same_check_offline_reads_the_library_cache(
