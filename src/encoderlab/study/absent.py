@@ -81,11 +81,11 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
     the graph.json of `study_dir` recorded them (see the module docstring). As it is when every task
     file is there, or none is recorded (a first run: building the graph then refuses the missing file);
     when only some are gone of the files it recorded, a refusal naming them and the fix."""
-    backend = _recorded_models(spec, study_dir, backend)
-    files, absent = spec.eval.task_files, absent_task_files(spec)
+    files, absent, gone = spec.eval.task_files, absent_task_files(spec), _gone_starts(spec)
+    nodes = _recorded_nodes(study_dir) if absent or gone else []  # graph.json read once, and only then
+    backend = _recorded_models(nodes, backend) if gone else backend
     if not absent:
         return backend
-    nodes = _recorded_nodes(study_dir)
     recorded = [EvalNode.of(n) for n in nodes if n.kind == "eval"]
     recorded = [e for e in recorded if e.task_files == files]
     if not recorded:
@@ -108,15 +108,18 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
     )
 
 
-def _recorded_models(spec: StudySpec, study_dir: Path, backend: Backend) -> Backend:
-    """`backend`, a start model evaluated as is or continued whose folder is gone identified as the graph.json
-    of `study_dir` recorded it (`EvalNode.source_files`, `CkaNode.source_files`, `PretrainNode.init_files`, of
-    nodes reading that very path): its finished nodes keep their keys (and the nodes downstream of a
-    continued one theirs), and one still to run is refused by the start checks, which look for the folder
-    (`checks.check_inputs`). Not read when every such model is there or names no path."""
+def _gone_starts(spec: StudySpec) -> bool:
+    """Whether a run of `spec` starts from (evaluates as is or continues) a folder that is not there."""
     names = {r.name for r in spec.runs}  # a run continuing another run of the study names no folder
-    gone = [r for r in spec.runs if r.init and r.init not in names and not Path(r.init).expanduser().exists()]
-    nodes = _recorded_nodes(study_dir) if gone else []
+    return any(r.init and r.init not in names and not Path(r.init).expanduser().exists() for r in spec.runs)
+
+
+def _recorded_models(nodes: list[Node], backend: Backend) -> Backend:
+    """`backend`, a start model evaluated as is or continued whose folder is gone identified as the recorded
+    `nodes` (of graph.json) hold it (`EvalNode.source_files`, `CkaNode.source_files`,
+    `PretrainNode.init_files`, of nodes reading that very path): its finished nodes keep their keys (and the
+    nodes downstream of a continued one theirs), and one still to run is refused by the start checks, which
+    look for the folder (`checks.check_inputs`). Only asked when such a folder is gone (`_gone_starts`)."""
     recorded: dict[str, str] = {}
     for node in nodes:
         if node.kind == "eval" and (files := node.config.get("source_files")):
