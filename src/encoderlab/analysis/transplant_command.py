@@ -241,7 +241,7 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score, tested: tupl
     """Save every transplant of a sweep into `out` and its table; with `score`, also score each and plot
     the share of the B -> A gap recovered. `tested`: the probe's task and the test rows of each score,
     in the table's order (A, B, then the transplants), written beside the scores and said in a line."""
-    transplant.check_same_architecture(a, b, vocabulary=False)  # a sweep moves blocks alone
+    # A and B's blocks were checked by `_check_pair` (a sweep moves blocks alone)
     # A and B scored before --out is made, uncached: a model whose features are refused writes nothing
     # (the transplants were saved first, then A's NaN features refused)
     labels = {k: f"model {k.upper()} ({v})" for k, v in sources.items()}
@@ -251,7 +251,7 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score, tested: tupl
         a, b, specs, out, tokenizer=tokenizer, sources=sources, score=score, ends=ends
     )
     _drop_other_transplants(out, {row["name"] for row in rows})
-    for row, n in zip(rows, tested[1]) if score else ():
+    for row, n in zip(rows, tested[1]):  # empty without a probe task (`_last_layer_probe`)
         row["n_test"] = n
     plots.save_table(rows, out / "transplant_sweep")
     if score:
