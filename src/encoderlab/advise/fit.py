@@ -226,16 +226,15 @@ def _starts(
     grid = form.exponent_grid()
     basis = form.basis(grid, X)  # (M, G, n, c)
     m, g = basis.shape[:2]
-    rw = np.broadcast_to(
-        (w / np.exp(2 * logy))[:, None], basis.shape[:3]
-    )  # relative residuals ~ log residuals
+    relative = (w / np.exp(2 * logy))[:, None]  # relative residuals ~ log residuals
+    rw = np.broadcast_to(relative, basis.shape[:3])
     for _ in range(PROFILE_IRLS + 1):
         params = _profiled(form, grid, basis, X, logy, w, rw)
         r = form.log_predict(params.reshape(m * g, -1), np.repeat(X, g, 0)).reshape(m, g, -1) - logy[:, None]
         # the objective's IRLS weight (Huber's delta/|r| past delta, plus the tie-break): least squares alone ranked
         # the grid by a loss the fit does not minimise, and on a ladder that falls and rises its best-ranked points
         # lay in other basins than the objective's best (tests/advise/test_stats_audit.py)
-        rw = (w / np.exp(2 * logy))[:, None] * (np.minimum(1.0, delta / np.maximum(np.abs(r), 1e-300)) + TIE)
+        rw = relative * (np.minimum(1.0, delta / np.maximum(np.abs(r), 1e-300)) + TIE)
     obj = objective(r, w[:, None], delta)
     obj = np.where(np.isfinite(obj), obj, np.inf)
     # local minima of the grid first: the best points alone are mostly neighbours, which refine into one basin
