@@ -188,10 +188,15 @@ YoungXinyu1802/HuggingFace-Dataset-Card-Analysis@dfb229a `Data/Dataset_Card/tner
 2026-12-06): the only row seen whose words say what its ids 4, 5, 7, 11 and 12 name."""
 
 
-def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel") -> Path:
-    """`hgissbkh/ontonotes5` is a dataset script (EE loads it with trust_remote_code): we read its
-    parquet export (`refs/convert/parquet`), written here in the converter's current layout
-    `<config>/<split>/0000.parquet` or its 2023 one `<config>/<name>-<split>.parquet` (HS 1 [V] for
+def ontonotes5(
+    root: Path, layout: str = "current", tag_kind: str = "classlabel", config: str = "ontonotes5"
+) -> Path:
+    """`hgissbkh/ontonotes5`, read from its parquet export (`refs/convert/parquet`): EE@7e03774 loads it
+    with trust_remote_code, which suggests a dataset script but does not show one (`datasets` ignores the
+    flag for data files); other loaders call it without the flag, which `datasets` allows for a script (since
+    #6954) only through its parquet export (huggingface/datasets#6448), so it holds data files or an exported
+    script [U], and both have the export (the converter's, or links to the parquet files). Written here in
+    the current layout `<config>/<split>/0000.parquet` or its 2023 one `<config>/<name>-<split>.parquet` (HS 1 [V] for
     the GLUE export tree; [U] that this repository has an export). The config name
     (`ontonotes5`) [U]. Features: tokens Seq[str], tags Seq[ClassLabel] with tner's label order
     (all 37 [V]: tner's card, `registry.ONTONOTES_TAGS`; 9 of them here). Looked for on 2026-12-06 (search corpora:
@@ -204,7 +209,12 @@ def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel"
     shows `tags` as ids and the 37-entry label2id) and puts `TNER_CARD_ROW` first in train. Which of the two
     hgissbkh/ontonotes5's export holds is
     [U]: third-party code reading it maps ids 0-36 by hand, in tner's order (`search` code corpus,
-    2026-12-06), which fits bare ids but does not prove them; the loader reads both."""
+    2026-12-06), which fits bare ids but does not prove them; the loader reads both.
+
+    `config="default"` writes the export of a repository of data files, whose converter branch holds its
+    parquet files as `default/<split>/0000.parquet` (e.g. huggingface.co/datasets/rb-dev/train_data, tree
+    `refs/convert/parquet/default/train`, Formats: parquet [V]), the form hgissbkh/ontonotes5's export
+    takes if the repository is no script (docs/reproduce.md)."""
     kind = ClassLabel(names=ONTONOTES_NAMES) if tag_kind == "classlabel" else Value("int32")
     features = Features({"tokens": List(STR), "tags": List(kind)})
     folder = Path(root) / "hgissbkh/ontonotes5"
@@ -214,9 +224,9 @@ def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel"
         if tag_kind == "int32" and split == "train":  # bare ids: the card's own row goes first
             tokens, tags = [list(TNER_CARD_ROW[0]), *tokens], [list(TNER_CARD_ROW[1]), *tags]
         path = folder / (
-            f"ontonotes5/{split}/0000.parquet"
+            f"{config}/{split}/0000.parquet"
             if layout == "current"
-            else f"ontonotes5/ontonotes5-{split}.parquet"
+            else f"{config}/ontonotes5-{split}.parquet"
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         Dataset.from_dict({"tokens": tokens, "tags": tags}, features=features).to_parquet(path)

@@ -59,6 +59,7 @@ def test_mnli_tests_on_validation_matched(root):
         ("paper-uner", hub.uner_en, hub.UNER_NAMES),
         ("paper-ontonotes", hub.ontonotes5, hub.ONTONOTES_NAMES),
         ("paper-ontonotes", lambda r: hub.ontonotes5(r, layout="2023"), hub.ONTONOTES_NAMES),
+        ("paper-ontonotes", lambda r: hub.ontonotes5(r, config="default"), hub.ONTONOTES_NAMES),
     ],
 )
 def test_ner_reads_tokens_tags_and_classlabel_names(root, name, writer, labels):

@@ -19,8 +19,10 @@ the datasets' hub cards, in docs/evaluation.md, which marks what is unverified):
     `random.sample`; we draw them with `random.Random(42)` over the sorted query ids, so ours are
     reproducible and EncodEval's differ from run to run.
 
-The BEIR corpora and OntoNotes are dataset scripts on the hub: they are read from the
-repositories' parquet export (`refs/convert/parquet`), never by running their code.
+The BEIR corpora are dataset scripts on the hub, and OntoNotes may be one (EncodEval loads it with
+`trust_remote_code`; docs/reproduce.md says why that is not certain): they are read from the
+repositories' parquet export (`refs/convert/parquet`), never by running their code; the export exists
+for a script the converter ran and links the files of a repository already in parquet.
 """
 
 from __future__ import annotations

@@ -177,8 +177,8 @@ ONTONOTES_TAGS = (
 """OntoNotes 5's 37 tags in tner's id order (tner/ontonotes5's card and `dataset/label.json`; a copy of the
 card: YoungXinyu1802/HuggingFace-Dataset-Card-Analysis `Data/Dataset_Card/tner_ontonotes5.md`), used only
 if the mirror's tags carry no names. tner's script stores `tags` as plain int32 ids (code that re-declares it
-says so: "use actual label space instead of simple int32 value"), and EncodEval loads hgissbkh/ontonotes5 as
-a script with 37 labels and its TC evaluator takes tags as label ids, never names (the Theodb/EncodEval fork
+says so: "use actual label space instead of simple int32 value"), and EncodEval loads hgissbkh/ontonotes5 with
+`trust_remote_code` (a script, or data files: docs/reproduce.md) and 37 labels, and its TC evaluator takes tags as label ids, never names (the Theodb/EncodEval fork
 @886e9ff `encodeval/eval_tasks/token_classification_eval.py`), so its parquet export may hold bare ids:
 third-party code reading hgissbkh/ontonotes5 maps its ids 0-36 by hand in this order (2026-12-06, `search`)."""
 SST2, MNLI, QQP = (
