@@ -6,9 +6,23 @@ whose process is gone (same host, pid not alive) is stale and taken over; a live
 with one line naming it. Taking a lock is serialised among processes by an advisory `flock` on the
 lock's folder, so that two processes finding one stale lock never both take it (the second would
 remove the first one's fresh lock as stale); where the file system has no `flock` (some network
-mounts) the hard link alone decides. Trade-off: a dead holder on another host of a shared filesystem
-cannot be detected, so the message says which file to delete by hand. `refuse_live_holder` asks the same
-question before a command reads what a live holder may be rewriting (a resume beside a run still training).
+mounts) the hard link alone decides. `refuse_live_holder` asks the same question before a command reads
+what a live holder may be rewriting (a resume beside a run still training).
+
+A holder on another host of a shared file system cannot be asked whether it lives (no network: a pid means
+nothing there), so a lock may be a lease (`Lease`, the run lock's): its holder refreshes the lock file's mtime
+every `refresh_s` from a thread of its own (`os.utime`, one metadata write: atomic, never half-written, and no
+step waits for it), and records `lease_s` in the lock. A lock of another host whose mtime is more than
+`lease_s` old is the lock of a dead holder (a SIGKILLed rank 0 on another node), judged so from any node and
+taken over. Clock skew between nodes: both times are the file system's, not the judge's clock against the
+holder's: the lock's mtime as the refresh stamped it, against the mtime of a file the judge creates beside it
+now (`_fs_now`); on NFS both are the server's clock (a write, or `utime` with no time, stamps the server's
+time). Where clients stamp their own time (Lustre), the margin between `refresh_s` and `lease_s` (30 s and
+5 minutes for the run lock) absorbs a skew or an attribute cache (NFS's acregmax, 60 s by default) of up to
+about 4 minutes; a holder whose node's clock runs behind by more, or whose file system hangs for longer than
+the lease, can be taken for gone. A lock without `lease_s` (older encoderlab, other commands' locks) of
+another host is never taken over: the message says which file to delete by hand. A live holder of this host
+is always judged by its pid, however old its heartbeat (a run stuck in a collective still holds its folder).
 
 `waiting_lock` is the other kind: a bare `flock` whose second taker waits instead of being refused (the
 assets cache, where the second fetch of a file then finds it fetched), its file removed by a failed block.
@@ -21,7 +35,10 @@ import fcntl
 import json
 import os
 import socket
+import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -58,14 +75,78 @@ def holder_alive(holder: dict) -> bool | None:
     return _pid_alive(pid)
 
 
+@dataclass(frozen=True)
+class Lease:
+    """A lock whose holder proves it lives by refreshing the lock file's mtime every `refresh_s` seconds; from
+    another host it is judged gone once that mtime is more than `lease_s` old (module docstring)."""
+
+    refresh_s: float = 30.0
+    lease_s: float = 300.0
+
+
+RUN_LEASE = Lease()
+"""The run lock's (`RUN/.lock`): a refresh each 30 s, gone after 5 minutes without one."""
+
+
+def _lease_s(holder: dict) -> float | None:
+    """The lease a holder recorded (seconds), or None (no lease: an older lock, or another command's)."""
+    lease = holder.get("lease_s")
+    ok = isinstance(lease, (int, float)) and not isinstance(lease, bool) and lease > 0
+    return float(lease) if ok else None
+
+
+def _fs_now(folder: Path) -> float:
+    """The file system's time now, as it stamps a file created in `folder` (the judge's side of a lease, in the
+    clock the holder's refreshes were stamped with); this host's clock where nothing can be created there."""
+    probe = folder / f".clock.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        probe.write_bytes(b"")
+        return probe.stat().st_mtime
+    except OSError:
+        return time.time()
+    finally:
+        probe.unlink(missing_ok=True)
+
+
+def heartbeat_age(lock: Path, holder: dict, now: float | None = None) -> float | None:
+    """Seconds since `holder` (read from `lock`) last refreshed it, by the file system's clock (`now`: its time,
+    from `_fs_now`); None for a holder without a lease, or a lock gone."""
+    if _lease_s(holder) is None:
+        return None
+    try:
+        stamped = lock.stat().st_mtime
+    except OSError:
+        return None
+    return max(0.0, (_fs_now(lock.parent) if now is None else now) - stamped)
+
+
+def holder_gone(lock: Path, holder: dict, now: float | None = None) -> bool:
+    """Whether the holder of `lock` is known to be gone: its pid is not alive on this host, or, on another
+    host, its lease ran out (its heartbeat more than `lease_s` old)."""
+    alive = holder_alive(holder)
+    if alive is not None:
+        return not alive
+    age, lease = heartbeat_age(lock, holder, now), _lease_s(holder)
+    return age is not None and lease is not None and age > lease
+
+
 def _held_message(lock: Path, holder: dict | None, use: str, other_out: bool) -> str:
-    who = (
-        f"{holder.get('what')} (pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')})"
-        if holder
-        else "another process"
-    )
     instead = "use another --out, " if other_out else ""
-    return f"{use} is in use by {who}; wait for it, {instead}or delete {lock} if that process is gone"
+    if not holder:
+        return f"{use} is in use by another process; wait for it, {instead}or delete {lock} if that process is gone"
+    said = f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
+    age = heartbeat_age(lock, holder) if holder_alive(holder) is None else None
+    if age is None:
+        return (
+            f"{use} is in use by {holder.get('what')} ({said}); wait for it, {instead}or delete {lock} if that "
+            "process is gone"
+        )
+    # another host's holder with a lease: no one need delete it, it is taken over once the lease runs out
+    return (
+        f"{use} is in use by {holder.get('what')} ({said}; its lock refreshed {age:.0f} s ago); wait for it, "
+        f"{instead}or, if that process is gone, rerun once its lock is {_lease_s(holder):.0f} s old (it is then "
+        "taken over)"
+    )
 
 
 def refuse_live_holder(lock: Path, use: Path) -> None:
@@ -74,7 +155,7 @@ def refuse_live_holder(lock: Path, use: Path) -> None:
     --resume` beside the run still training (orphaned ranks of a killed torchrun, docs/scaling.md) read the
     checkpoint that run then rotated away, and said its tokenizer "does not exist" instead of who holds it."""
     holder = read_lock(lock)
-    if holder is not None and holder_alive(holder) is not False:
+    if holder is not None and not holder_gone(lock, holder):
         raise UserError(_held_message(lock, holder, str(use), other_out=True))
 
 
@@ -143,15 +224,20 @@ def _open_lock_file(path: Path) -> tuple[bool, int]:
 
 
 @contextlib.contextmanager
-def folder_lock(lock: Path, what: str, use: Path | None = None, *, other_out: bool = True) -> Iterator[None]:
+def folder_lock(
+    lock: Path, what: str, use: Path | None = None, *, other_out: bool = True, lease: Lease | None = None
+) -> Iterator[None]:
     """Hold the lock file `lock` for the duration as `what` (e.g. "study paper1-pfs").
 
     `use` is the folder the lock protects, as named in the refusal (default: the lock's folder);
-    `other_out`: another --out is a way round it (not for `data merge`, whose --out names its parts).
+    `other_out`: another --out is a way round it (not for `data merge`, whose --out names its parts);
+    `lease`: refresh it while held, so that another host can judge this holder gone (module docstring).
     """
     use = use or lock.parent
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     me = {"pid": os.getpid(), "host": socket.gethostname(), "since": now, "what": what}
+    if lease is not None:
+        me["lease_s"] = lease.lease_s
     for stale in lock.parent.glob(f"{lock.name}.*.tmp"):  # left by a process killed while taking it
         pid = stale.name[len(lock.name) + 1 : -len(".tmp")]
         if pid.isdigit() and not _pid_alive(int(pid)):
@@ -166,8 +252,9 @@ def folder_lock(lock: Path, what: str, use: Path | None = None, *, other_out: bo
                     break
                 except FileExistsError:
                     holder = read_lock(lock)
-                    if holder and holder_alive(holder) is False:
-                        lock.unlink(missing_ok=True)  # stale: its process is gone
+                    # the file system's time now: `tmp`'s mtime, written a moment ago (`_fs_now`)
+                    if holder and holder_gone(lock, holder, now=tmp.stat().st_mtime):
+                        lock.unlink(missing_ok=True)  # stale: its process is gone, or its lease ran out
                         continue
                     raise UserError(_held_message(lock, holder, str(use), other_out)) from None
             else:
@@ -175,7 +262,49 @@ def folder_lock(lock: Path, what: str, use: Path | None = None, *, other_out: bo
     finally:
         tmp.unlink(missing_ok=True)
     try:
+        with _heartbeat(lock, me, lease):
+            yield
+    finally:
+        if _is_mine(lock, me):
+            lock.unlink(missing_ok=True)
+
+
+def _is_mine(lock: Path, me: dict) -> bool:
+    holder = read_lock(lock) or {}
+    return holder.get("pid") == me["pid"] and holder.get("host") == me["host"]
+
+
+def refresh(lock: Path, me: dict) -> bool:
+    """One heartbeat: `lock`'s mtime set to now (the file system's time, `utime` without one) while it is still
+    `me`'s; False, touching nothing, once another process holds it (it judged this holder gone). Under
+    `one_at_a_time`, as a takeover is, so none happens between the check and the touch."""
+    with one_at_a_time(lock.parent):
+        if not _is_mine(lock, me):
+            return False
+        os.utime(lock)
+        return True
+
+
+@contextlib.contextmanager
+def _heartbeat(lock: Path, me: dict, lease: Lease | None) -> Iterator[None]:
+    """`refresh` every `lease.refresh_s` on a thread of its own for the block (nothing without a lease): a
+    training step never waits for it. A refresh that fails (a file system's hiccup) is tried again at the next
+    beat rather than stopping the run; the lease's margin covers missed beats."""
+    if lease is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(lease.refresh_s):
+            with contextlib.suppress(OSError):
+                if not refresh(lock, me):
+                    return  # taken over: this process no longer holds it
+
+    beating = threading.Thread(target=beat, name="encoderlab-lock-heartbeat", daemon=True)
+    beating.start()
+    try:
         yield
     finally:
-        if (read_lock(lock) or {}).get("pid") == me["pid"]:
-            lock.unlink(missing_ok=True)
+        stop.set()
+        beating.join()

@@ -38,7 +38,7 @@ from encoderlab.config import save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
 from encoderlab.launchenv import env_rank
-from encoderlab.locks import folder_lock, refuse_live_holder
+from encoderlab.locks import RUN_LEASE, folder_lock, refuse_live_holder
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
 from encoderlab.outdir import create_output
@@ -199,7 +199,7 @@ class Trainer:
         if self._resumed_from is None:  # a start: every refusal has passed; an unreadable file writes nothing
             self._init = self._init_identity.of_start(self.train_step.start_tokenizer)
         create_output(self.run_dir, KIND)
-        held.enter_context(folder_lock(self.run_dir / LOCK, KIND, use=self.run_dir))
+        held.enter_context(folder_lock(self.run_dir / LOCK, KIND, use=self.run_dir, lease=RUN_LEASE))
         check_run_folder(self.cfg, resume=self.resume, force=self.force, init=self._init_identity)
         latest = find_checkpoint(self.run_dir) if self.resume else None
         if latest != self._resumed_from:
