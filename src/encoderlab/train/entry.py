@@ -6,7 +6,8 @@ Design
     a refusal on any rank stops every rank, `distributed.agreed`), deterministic mode for the run's
     duration, the order of the checks before anything is written (the run folder and its step, then
     `--until-step`, then whether a resumed run is finished, which builds no model, then the build), the
-    caller's `before_start` hook, the ranks' agreement, and the process group's shutdown, clean or not.
+    caller's `before_start` hook, the ranks' agreement, and the process group's shutdown, clean or not;
+    a collective that failed because a peer rank died becomes one line (`peerloss.lost_peer`).
   * Trade-off: the order of those checks is behaviour (which refusal a user sees first, whether a
     finished run reads its data), so it is written out here in one function rather than spread over
     the trainer's methods; the trainer exposes the steps (`Trainer.opened`, `stop_at`, `build`,
@@ -27,7 +28,8 @@ import torch
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
 from encoderlab.train.config import RunConfig
-from encoderlab.train.distributed import agreed, join_world, shutdown
+from encoderlab.train.distributed import World, agreed, join_world, shutdown
+from encoderlab.train.peerloss import lost_peer
 from encoderlab.train.runfolder import finished
 from encoderlab.train.start import resolve_device
 from encoderlab.train.trainer import Trainer
@@ -73,6 +75,7 @@ def pretrain(
     `before_start(trainer, stop_step)` runs once every check has passed and before anything is
     written (the CLI prints its notes and asks for `--yes` there); it may raise a `UserError`.
     """
+    world = World()  # until joined: a failure before then is no peer's death
     try:
         with contextlib.ExitStack() as run_scope:
             world = join_world()  # first: a refusal on any rank then stops every rank (`agreed`)
@@ -98,8 +101,11 @@ def pretrain(
                 trainer.check_ranks_agree()
             if not done:
                 trainer.run(until_step)
-    except BaseException:
+    except BaseException as exc:
+        lost = lost_peer(exc, world, Path(cfg.out) if cfg.out else None)  # gloo's words for a dead peer
         shutdown(clean=False)  # the process group init_world created under torchrun, if any
+        if lost is not None:  # one line, not gloo's traceback; the error stays chained as its cause
+            raise lost from exc
         raise
     shutdown()
     return Path(cfg.out)

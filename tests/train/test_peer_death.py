@@ -1,0 +1,113 @@
+"""A rank that dies mid-step under gloo (found by the launch review of 2026-12-06).
+
+Rank 1 ends itself with `os._exit` (as SIGKILL or the OOM killer would end it: no cleanup, its sockets closed by
+the kernel) in step 4, after the step-3 checkpoint, either as the step starts (rank 0 then waits in the targets'
+all-reduce) or in its last micro-batch's forward (rank 0 waits in DDP's backward all-reduce, whose error gloo's
+comm hook wraps). Rank 0 printed gloo's "Connection reset by peer" as a traceback; it now prints one line naming the rank
+that stopped and the `--resume` that continues, and exits 1 (`train/peerloss.py`). Other failures keep their
+traceback (`test_other_failures_are_not_taken_for_a_peers_death`).
+
+The ranks are started as `torch.multiprocessing.spawn` would start them, but joined by hand: its join stops
+every other rank as soon as one exits non-zero, which here is rank 1 by design.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import multiprocessing
+import os
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+from tests.train.helpers import SPAWN_TIMEOUT_S, free_ports, tiny_run
+from tests.train.test_distributed import TWO
+
+from encoderlab.config import save_yaml
+from encoderlab.train.distributed import World
+from encoderlab.train.peerloss import lost_peer
+
+pytestmark = pytest.mark.distributed
+
+DIES_AT = 3  # 0-based: rank 1 dies in step 4, after the checkpoint ending `tiny_run`'s CLM phase
+
+
+def _rank(rank: int, root: str, port: int, where: str) -> None:
+    os.environ.update(
+        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
+    )
+    torch.set_num_threads(1)
+    import encoderlab.train.step as step
+    from encoderlab.cli import main
+
+    run_step, batch_loss, calls = step.TrainStep.step, step.batch_loss, []
+
+    def dying_as_a_step_starts(self, at):
+        if rank == 1 and at == DIES_AT:
+            os._exit(9)
+        return run_step(self, at)
+
+    def dying_in_the_last_forward(*args):  # 2 micro-batches a step on each rank (TWO)
+        calls.append(None)
+        if rank == 1 and len(calls) == 2 * DIES_AT + 2:
+            os._exit(9)
+        return batch_loss(*args)
+
+    if where == "step":
+        step.TrainStep.step = dying_as_a_step_starts
+    else:
+        step.batch_loss = dying_in_the_last_forward
+    err, code = io.StringIO(), 0
+    with contextlib.redirect_stderr(err):
+        try:
+            main(["pretrain", "--config", str(Path(root) / "two.yaml"), "--out", str(Path(root) / "run")])
+        except SystemExit as exc:
+            code = exc.code
+        except BaseException as exc:  # what the old code did (gloo's RuntimeError)
+            code = f"{type(exc).__name__}: {exc}"
+    (Path(root) / f"{rank}.json").write_text(json.dumps({"code": code, "stderr": err.getvalue()}))
+
+
+@pytest.mark.parametrize("where", ["step", "backward"])
+def test_a_rank_that_dies_mid_step_is_one_line_on_rank_zero_naming_it_and_the_resume(tmp_path, where):
+    save_yaml(tiny_run(tmp_path / "unused", layout=TWO), tmp_path / "two.yaml")
+    spawn = multiprocessing.get_context("spawn")
+    port = free_ports(1)[0]
+    ranks = [spawn.Process(target=_rank, args=(rank, str(tmp_path), port, where)) for rank in (0, 1)]
+    for process in ranks:
+        process.start()
+    for process in ranks:
+        process.join(SPAWN_TIMEOUT_S)
+    hung = [process for process in ranks if process.is_alive()]
+    for process in hung:
+        process.kill()
+    assert not hung, f"ranks still running after {SPAWN_TIMEOUT_S} s: a hang"
+    assert [process.exitcode for process in ranks] == [0, 9]  # rank 0 recorded its outcome; rank 1 died
+    said = json.loads((tmp_path / "0.json").read_text())
+    run = tmp_path / "run"
+    assert said["code"] == 1, said["code"]  # was: "RuntimeError: [.../pair.cc:537] Read error ... by peer"
+    assert said["stderr"].splitlines()[-1] == (
+        f"encoderlab: error: rank 1 stopped mid-run (gloo: Connection reset by peer), so rank 0 on "
+        f"{socket.gethostname()} cannot go on; that rank's own log and torchrun's summary say why; rerun the same "
+        f"torchrun command with --resume to continue from its last complete checkpoint, step 3 "
+        f"({run / 'checkpoints' / 'step_0000003'})"
+    )
+    assert "Traceback" not in said["stderr"]
+
+
+def test_other_failures_are_not_taken_for_a_peers_death(tmp_path):
+    two = World(rank=0, world_size=2)
+    gone = RuntimeError(
+        "[../gloo/transport/tcp/pair.cc:537] Read error [10.0.0.2]:4321: Connection reset by peer"
+    )
+    assert lost_peer(RuntimeError("CUDA out of memory"), two, tmp_path) is None  # a real error: its traceback
+    assert lost_peer(ValueError("Connection reset by peer"), two, tmp_path) is None  # not a collective's
+    assert lost_peer(gone, World(), tmp_path) is None  # one process: no peer to lose
+    many = lost_peer(gone, World(rank=3, world_size=8), None)
+    assert str(many).startswith(
+        "the rank at 10.0.0.2 stopped mid-run (gloo: Connection reset by peer), so rank 3"
+    )
+    assert str(many).endswith("(no checkpoint was written yet, so it starts again from step 0)")
