@@ -95,10 +95,12 @@ def _lease_s(holder: dict) -> float | None:
     return float(lease) if ok else None
 
 
-def _fs_now(folder: Path) -> float:
-    """The file system's time now, as it stamps a file created in `folder` (the judge's side of a lease, in the
-    clock the holder's refreshes were stamped with); this host's clock where nothing can be created there."""
-    probe = folder / f".clock.{os.getpid()}.{threading.get_ident()}.tmp"
+def _fs_now(lock: Path) -> float:
+    """The file system's time now, as it stamps a file created beside `lock` (the judge's side of a lease, in the
+    clock the holder's refreshes were stamped with); this host's clock where nothing can be created there. The
+    probe is named as the lock's temporary files are (`is_lock_file`), so one left by a kill is not taken for
+    someone's file in the folder."""
+    probe = lock.with_name(f"{lock.name}.clock-{os.getpid()}-{threading.get_ident()}.tmp")
     try:
         probe.write_bytes(b"")
         return probe.stat().st_mtime
@@ -117,7 +119,7 @@ def heartbeat_age(lock: Path, holder: dict, now: float | None = None) -> float |
         stamped = lock.stat().st_mtime
     except OSError:
         return None
-    return max(0.0, (_fs_now(lock.parent) if now is None else now) - stamped)
+    return max(0.0, (_fs_now(lock) if now is None else now) - stamped)
 
 
 def holder_gone(lock: Path, holder: dict, now: float | None = None) -> bool:
