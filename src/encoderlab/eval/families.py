@@ -59,7 +59,7 @@ from encoderlab.eval.metrics import (
     squad_v2,
     weighted_f1,
 )
-from encoderlab.eval.spec import IRSplit, PairSCOptions, QAOptions, Task, TaskData
+from encoderlab.eval.spec import NEGATIVE, IRSplit, PairSCOptions, QAOptions, Task, TaskData
 
 NEAR_CONSTANT_SHARE = 0.99
 """A tagger that gives one tag to at least this share of the words has learned (almost) nothing; a word
@@ -397,10 +397,10 @@ class Retrieval:
         q = texts(task.options.query_prefix, [p["query"] for p in data.train])
         d = texts(task.options.document_prefix, [p["document"] for p in data.train])
         train = [{"query": a, "doc": b, "doc_id": p["doc_id"]} for a, b, p in zip(q, d, data.train)]
-        if data.train and "negative" in data.train[0]:  # triplets, one in every row (`ir_negatives`)
-            n = texts(task.options.document_prefix, [p["negative"] for p in data.train])
+        if data.train and NEGATIVE in data.train[0]:  # triplets, one in every row (`ir_negatives`)
+            n = texts(task.options.document_prefix, [p[NEGATIVE] for p in data.train])
             for f, neg, p in zip(train, n, data.train):
-                f.update(negative=neg, document_text=p["document"], negative_text=p["negative"])
+                f.update({NEGATIVE: neg, "document_text": p["document"], "negative_text": p[NEGATIVE]})
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
@@ -412,9 +412,9 @@ class Retrieval:
         queries = module(*model_inputs(module, [f["query"] for f in micro]))
         docs = module(*model_inputs(module, [f["doc"] for f in micro]))
         hard = None
-        if "negative" in micro[0]:  # a negative is a copy of query i's positive by text: negatives have no id
+        if NEGATIVE in micro[0]:  # a negative is a copy of query i's positive by text: negatives have no id
             copies = torch.tensor([[g["negative_text"] == f["document_text"] for g in micro] for f in micro])
-            hard = HardNegatives(module(*model_inputs(module, [f["negative"] for f in micro])), copies)
+            hard = HardNegatives(module(*model_inputs(module, [f[NEGATIVE] for f in micro])), copies)
         return info_nce(queries, docs, [f["doc_id"] for f in micro], hard=hard)
 
     @staticmethod

@@ -52,7 +52,7 @@ from encoderlab.eval.families import check_inputs
 from encoderlab.eval.features import check_room
 from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.qa import check_question_room
-from encoderlab.eval.spec import FAMILY_NAMES, IRSplit, PairSCOptions, Task, training_groups
+from encoderlab.eval.spec import FAMILY_NAMES, NEGATIVE, IRSplit, PairSCOptions, Task, training_groups
 from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import get_task, load_task
 from encoderlab.eval.tasks.splits import split_notes
@@ -114,7 +114,7 @@ def _size(split) -> str:
     or a retrieval split's queries and documents (`20 queries + 100 documents`)."""
     if isinstance(split, IRSplit):
         return f"{count(len(split.queries), 'query', 'queries')} + {count(len(split.corpus), 'document')}"
-    hard = bool(split) and isinstance(split[0], dict) and "negative" in split[0]
+    hard = bool(split) and isinstance(split[0], dict) and NEGATIVE in split[0]
     return f"{len(split):,}" + (" with hard negatives" if hard else "")
 
 

@@ -286,6 +286,13 @@ class IRSplit:
     evaluator do by default (`ignore_identical_ids=True`); set for BEIR task files (ArguAna, Quora share ids)."""
 
 
+NEGATIVE = "negative"
+"""A retrieval training example's hard negative, and the task files' column of it (sentence-transformers'
+triplet column name): the one name every reader and counter of it uses (`custom_rows`, `irpairs`, `beir`,
+`families.Retrieval`, `preflight`, `study/evalcount.py`). Only a train split of triplets has the key, so
+other tasks' examples, and their data hash, are as before."""
+
+
 @dataclass
 class TaskData:
     """Loaded splits of a task; `tests` holds the in-domain test first, then out-of-domain ones."""

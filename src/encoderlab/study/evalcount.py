@@ -7,6 +7,7 @@ characters / `plan.CHARS_PER_TOKEN` per example [D: no tokenizer is loaded for a
 
 from __future__ import annotations
 
+from encoderlab.eval.spec import NEGATIVE
 from encoderlab.study.evalcost import TaskSize
 
 
@@ -34,7 +35,7 @@ def _train_texts(task, rows: list[dict]) -> int:
     it); 1 for the other families, which encode a row's texts together."""
     if task.family != "ir":
         return 1
-    return 3 if rows and "negative" in rows[0] else 2
+    return 3 if rows and NEGATIVE in rows[0] else 2
 
 
 def _texts(split) -> list[int]:

@@ -56,7 +56,7 @@ from pathlib import Path
 from encoderlab.data.filekinds import UNPACK_COMMANDS, compressed_unread
 from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, refetch_fix, well_formed_hub_id
 from encoderlab.errors import UserError
-from encoderlab.eval.spec import IRSplit, TaskData
+from encoderlab.eval.spec import NEGATIVE, IRSplit, TaskData
 from encoderlab.eval.tasks.custom_data import VALIDATION_FRACTION
 from encoderlab.eval.tasks.irpairs import read_pairs
 from encoderlab.eval.tasks.localfiles import COMPRESSIONS, text_lines
@@ -114,7 +114,7 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
     ]
     if triplets:  # a pairs file's hard negatives: one example per row (`irpairs.Pairs.triplets`)
         pairs = [
-            {"query": trains.queries[q], "document": trains.corpus[d], "doc_id": d, "negative": n}
+            {"query": trains.queries[q], "document": trains.corpus[d], "doc_id": d, NEGATIVE: n}
             for q, d, n in triplets
             if q in train
         ]

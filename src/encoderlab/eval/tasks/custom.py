@@ -30,6 +30,7 @@ from encoderlab.config import coerce, from_dict, read_mapping, unknown_fields
 from encoderlab.errors import UserError
 from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
+    NEGATIVE,
     FinetuneConfig,
     HubRepo,
     Inputs,
@@ -250,7 +251,7 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     optional_named = {f: spec.columns[f] for f in OPTIONAL_COLUMNS.get(spec.family, ()) if f in spec.columns}
     require_named_columns(found, places, optional_named, where)
     if spec.family == "ir":
-        require_train_negatives(found, places, spec.columns.get("negative"), where)
+        require_train_negatives(found, places, spec.columns.get(NEGATIVE), where)
     col = {f: spec.columns.get(f, f) for f in columns_of(spec.family)}
     required = _required(spec)  # every split holds them (`load_splits`)
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]

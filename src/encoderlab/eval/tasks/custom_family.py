@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from encoderlab.config import recorded_fields
 from encoderlab.errors import UserError, did_you_mean
-from encoderlab.eval.spec import Inputs, IROptions, PairSCOptions, QAOptions, SCOptions, TCOptions
+from encoderlab.eval.spec import NEGATIVE, Inputs, IROptions, PairSCOptions, QAOptions, SCOptions, TCOptions
 from encoderlab.eval.tasks.custom_labels import label_kind
 from encoderlab.yamltext import as_written
 
@@ -25,7 +25,7 @@ COLUMNS = {
     "qa": ("question", "context", "answers"),
     "ir": ("query", "document"),
 }
-OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id", "negative")}
+OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id", NEGATIVE)}
 """Read where a split has them; ir's `negative` (hard negatives) in training only (`custom_rows`)."""
 METRICS = {
     "sc": ("accuracy", "macro_f1", "weighted_f1"),

@@ -24,13 +24,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from encoderlab.errors import UserError, shown
-from encoderlab.eval.spec import IRSplit, QAOptions
+from encoderlab.eval.spec import NEGATIVE, IRSplit, QAOptions
 from encoderlab.eval.tasks.custom_labels import cell_text, empty
 from encoderlab.eval.tasks.paper import struct_list
 from encoderlab.eval.tasks.splits import ir_split, qa_example, text_id
 
-NEGATIVE = "negative"
-"""An IR train row's optional hard-negative field (sentence-transformers' triplet column name)."""
 RowWhere = Callable[[int], str]
 """Row i of a split -> where it is, as a refusal of it starts (`task file X: test split, line 4 of t.jsonl`)."""
 
