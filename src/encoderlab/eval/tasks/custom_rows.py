@@ -13,7 +13,7 @@ problem and the fix, as for sc and tc cells (`custom_labels.py`):
     replaced the earlier one, and its relevant documents were merged;
   * an unanswerable validation or test question of a SQuAD v1.1 task (`require_answers`).
 An IR train row may hold a hard negative (`negative`, sentence-transformers' triplets): a file with that
-column needs one in every row (`_negative`); validation and test rows' negatives are checked so too but
+column needs one in every row (`row_negative`); validation and test rows' negatives are checked so too but
 not read (scoring ranks the split's corpus).
 An IR id of 0 (or "0") is an id; only a missing one (absent, null, NaN, empty) falls back to a hash of the
 text (equal texts, one id).
@@ -21,6 +21,7 @@ text (equal texts, one id).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from encoderlab.errors import UserError, shown
@@ -85,10 +86,10 @@ def ir_row(r: dict, where: str) -> None:
     for field in ("query", "document"):
         _text(r, field, where)
     if NEGATIVE in r:
-        _negative(r, where)
+        row_negative(r, where)
 
 
-def _negative(r: dict, where: str) -> str:
+def row_negative(r: dict, where: str) -> str:
     """A row's hard negative. Once a file has the column every row needs one, as sentence-transformers'
     triplets do (a dataset's column is in every row): a row without one would train on fewer candidates
     than its batch-mates, unsaid, so it is one line."""
@@ -148,6 +149,33 @@ def _id(r: dict, field: str, text: str) -> str:
     return str(given)
 
 
+@dataclasses.dataclass
+class SplitIds:
+    """The ids one split has given so far, each with its text ({id: text}), so that rows read one at a time
+    (a pairs file streamed, `irpairs.read_pairs`, which keeps these dicts as its queries and corpus) are
+    checked as `ir_rows` checks a split held whole: an id naming two texts is one line."""
+
+    part: str
+    queries: dict[str, str] = dataclasses.field(default_factory=dict)
+    documents: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def read(self, r: dict, where: str) -> tuple[str, str, str, str]:
+        """(query id, query, document id, document) of row `r`, checked against the rows read before."""
+        query, document = _text(r, "query", where), _text(r, "document", where)
+        qid, did = _id(r, "query_id", query), _id(r, "doc_id", document)
+        for kind, known, key, text in (
+            ("query", self.queries, qid, query),
+            ("document", self.documents, did, document),
+        ):
+            first = known.setdefault(key, text)
+            if first != text:
+                raise UserError(
+                    f"{where}: the {self.part} split gives {kind} id {key!r} to two different {kind} texts "
+                    f"({first[:30]!r}, {text[:30]!r}); give each {kind} its own id"
+                )
+        return qid, query, did, document
+
+
 def ir_rows(
     split_rows: list[dict], part: str, at: RowWhere, order: Sequence[int]
 ) -> list[tuple[str, str, str, str]]:
@@ -155,19 +183,9 @@ def ir_rows(
     is one line. `at(i)`: row i's place, which a refusal of that row starts with; `order`: the rows' indices
     in file order, in which they are checked (the first text of an id is the file's first)."""
     slots: list = [None] * len(split_rows)
-    texts: dict[str, dict[str, str]] = {"query": {}, "document": {}}
+    ids = SplitIds(part)
     for i in order:
-        r, where = split_rows[i], at(i)
-        query, document = _text(r, "query", where), _text(r, "document", where)
-        qid, did = _id(r, "query_id", query), _id(r, "doc_id", document)
-        for kind, key, text in (("query", qid, query), ("document", did, document)):
-            known = texts[kind].setdefault(key, text)
-            if known != text:
-                raise UserError(
-                    f"{where}: the {part} split gives {kind} id {key!r} to two different {kind} texts "
-                    f"({known[:30]!r}, {text[:30]!r}); give each {kind} its own id"
-                )
-        slots[i] = (qid, query, did, document)
+        slots[i] = ids.read(split_rows[i], at(i))
     return slots
 
 
@@ -178,7 +196,7 @@ def ir_negatives(split_rows: list[dict], at: RowWhere, order: Sequence[int]) -> 
         return None
     slots: list = [None] * len(split_rows)
     for i in order:
-        slots[i] = _negative(split_rows[i], at(i))
+        slots[i] = row_negative(split_rows[i], at(i))
     return slots
 
 
