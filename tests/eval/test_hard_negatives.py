@@ -25,9 +25,13 @@ from encoderlab.eval.batching import model_inputs
 from encoderlab.eval.families import Retrieval
 from encoderlab.eval.finetune import prepare
 from encoderlab.eval.heads import HardNegatives, info_nce
+from encoderlab.eval.tasks import irpairs
 from encoderlab.eval.tasks.custom import task_from_file
 
 IDS = ["a", "b", "c"]
+"""The positives' texts, their identity in the loss."""
+NEGS = ["x", "y", "z"]
+"""Negatives' texts that no positive has."""
 
 
 def _embeddings(seed: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -37,31 +41,56 @@ def _embeddings(seed: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
     return q, d, n
 
 
-def _none() -> torch.Tensor:
-    return torch.zeros(3, 3, dtype=torch.bool)
+def direct(q, d, n, positives: list[str], negatives: list[str]) -> torch.Tensor:
+    """The loss computed row by row: query i's candidates are its positive, every other positive whose text
+    is not its positive's, then every negative whose text is not (cross entropy on cosine x 20)."""
+    losses = []
+    for i in range(len(q)):
+        keep = [j for j in range(len(d)) if j == i or positives[j] != positives[i]]
+        kept = [d[j] for j in keep] + [n[j] for j in range(len(n)) if negatives[j] != positives[i]]
+        logits = 20 * torch.stack([q[i] @ c for c in kept])
+        losses.append(-torch.log_softmax(logits, 0)[keep.index(i)])
+    return torch.stack(losses).mean()
 
 
 def test_hard_negatives_are_candidates_after_the_positives_in_one_cross_entropy():
     q, d, n = _embeddings()
     logits = 20 * q @ torch.cat([d, n]).T  # candidates: positives 0-2, then negatives 3-5
     manual = torch.stack([-torch.log_softmax(logits[i], 0)[i] for i in range(3)]).mean()
-    got = info_nce(q, d, IDS, hard=HardNegatives(n, _none()))
+    got = info_nce(q, d, IDS, hard=HardNegatives(n, NEGS), texts=IDS)
     assert torch.allclose(got, manual)
     assert not torch.allclose(got, info_nce(q, d, IDS))  # the negatives count: not the pairs' loss
 
 
 def test_a_hard_negative_that_is_a_querys_positive_is_masked_for_that_query_only():
-    """Row 2's negative is row 0's positive document: masked for query 0, a negative for queries 1 and 2;
-    rows 0 and 2 share a positive (ids a, a): each other's positive is masked too, as without negatives."""
+    """Row 2's negative is the text of rows 0 and 2's positive (both 'a'): masked for queries 0 and 2, a
+    negative for query 1; rows 0 and 2 share a positive: each other's is masked too, as without negatives."""
     q, d, n = _embeddings()
-    copies = _none()
-    copies[0, 2] = True
     logits = 20 * q @ torch.cat([d, n]).T
-    keep = {0: [0, 1, 3, 4], 1: [0, 1, 2, 3, 4, 5], 2: [1, 2, 3, 4, 5]}  # row: its unmasked candidates
+    keep = {0: [0, 1, 3, 4], 1: [0, 1, 2, 3, 4, 5], 2: [1, 2, 3, 4]}  # row: its unmasked candidates
     manual = torch.stack(
         [-torch.log_softmax(logits[i, keep[i]], 0)[keep[i].index(i)] for i in range(3)]
     ).mean()
-    assert torch.allclose(info_nce(q, d, ["a", "b", "a"], hard=HardNegatives(n, copies)), manual)
+    got = info_nce(q, d, ["a", "b", "a"], hard=HardNegatives(n, ["x", "y", "a"]), texts=["a", "b", "a"])
+    assert torch.allclose(got, manual)
+    assert torch.allclose(got, direct(q, d, n, ["a", "b", "a"], ["x", "y", "a"]))
+
+
+@pytest.mark.parametrize(
+    ("ids", "texts"), [(["a", "b", "c"], ["t", "u", "t"]), (["a", "b", "a"], ["t", "u", "v"])]
+)
+def test_a_copy_of_a_positive_is_the_same_text_or_the_same_id(ids, texts):
+    """Rows 0 and 2 hold one text under two ids (the model cannot tell them apart), or one id over two texts
+    (the retrieval evaluation takes them for one document, as a built-in task's id may say): either way each
+    is masked for the other's query; row 1 keeps all its candidates."""
+    q, d, _ = _embeddings()
+    logits = 20 * q @ d.T
+    keep = {0: [0, 1], 1: [0, 1, 2], 2: [1, 2]}
+    manual = torch.stack(
+        [-torch.log_softmax(logits[i, keep[i]], 0)[keep[i].index(i)] for i in range(3)]
+    ).mean()
+    assert torch.allclose(info_nce(q, d, ids, texts=texts), manual)
+    assert not torch.allclose(info_nce(q, d, IDS, texts=IDS), manual)  # no copy: nothing masked
 
 
 def test_the_loss_is_sentence_transformers_multiple_negatives_ranking_loss_on_triplets():
@@ -79,7 +108,7 @@ def test_the_loss_is_sentence_transformers_multiple_negatives_ranking_loss_on_tr
     q, d, n = _embeddings()
     st = MultipleNegativesRankingLoss(Given())
     assert torch.allclose(
-        st([{"e": q}, {"e": d}, {"e": n}], None), info_nce(q, d, IDS, hard=HardNegatives(n, _none()))
+        st([{"e": q}, {"e": d}, {"e": n}], None), info_nce(q, d, IDS, hard=HardNegatives(n, NEGS), texts=IDS)
     )
     assert torch.allclose(st([{"e": q}, {"e": d}], None), info_nce(q, d, IDS))
 
@@ -126,13 +155,15 @@ def test_a_task_files_negative_column_is_trained_on_and_scoring_is_unchanged(tmp
     micro = sorted(prepared.train, key=lambda f: f["document_text"])[:4]  # documents 0, 1, 10, 11
     with torch.no_grad():
         got = Retrieval.loss(module, micro)
-        pairs_only = Retrieval.loss(module, [{k: f[k] for k in ("query", "doc", "doc_id")} for f in micro])
+        pairs_only = Retrieval.loss(
+            module, [{k: f[k] for k in ("query", "doc", "doc_id", "document_text")} for f in micro]
+        )
         queries, docs, negatives = (
             module(*model_inputs(module, [f[k] for f in micro])) for k in ("query", "doc", "negative")
         )
-    copies = torch.tensor([[g["negative_text"] == f["document_text"] for g in micro] for f in micro])
-    assert copies.sum() == 1 and copies[0, 1]  # row 1's negative is query 0's positive
-    manual = info_nce(queries, docs, [f["doc_id"] for f in micro], hard=HardNegatives(negatives, copies))
+    positives, hard = [f["document_text"] for f in micro], [f["negative_text"] for f in micro]
+    assert [(i, j) for i, p in enumerate(positives) for j, h in enumerate(hard) if p == h] == [(0, 1)]
+    manual = direct(queries, docs, negatives, positives, hard)  # row 1's negative masked for query 0
     assert torch.allclose(got, manual) and not torch.allclose(got, pairs_only)
 
 
@@ -261,3 +292,54 @@ def test_a_cut_that_draws_every_query_is_one_line_naming_the_queries(tmp_path, c
     assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
     assert_printed_as_documented("task-file-ir-cut-takes-every-query", err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_copy_of_a_positive_under_another_doc_id_is_masked_as_a_copy(tmp_path, model, tokenizer):
+    """Rows 0 and 1 give one document text two `doc_id`s (a split refuses only one id for two texts): the
+    model reads the same text, so each is masked for the other's query, as a hard negative of that text is.
+    Before, in-batch copies were told by id and negatives by text, so this copy stayed a negative whose logit
+    is the positive's, a term no training lowers."""
+    rows = [
+        {"query": f"query about {i}", "document": f"document about {i}", "doc_id": f"D{i}"} for i in range(30)
+    ]
+    rows[1]["document"] = rows[0]["document"]
+    task = task_from_file(_task_file(tmp_path, rows))
+    data = task.loader()
+    assert data.train[0]["doc_id"] != data.train[1]["doc_id"]
+    prepared = prepare(task, tokenizer, data)
+    module = Retrieval.build(task, model)
+    rows_at = sorted(range(len(data.train)), key=lambda i: data.train[i]["document"])[:4]  # docs 0, 0, 10, 11
+    micro = [prepared.train[i] for i in rows_at]
+    with torch.no_grad():
+        got = Retrieval.loss(module, micro)
+        queries, docs = (module(*model_inputs(module, [f[k] for f in micro])) for k in ("query", "doc"))
+    texts = [data.train[i]["document"] for i in rows_at]
+    assert texts[0] == texts[1] and len(set(texts)) == 3
+    assert torch.allclose(got, direct(queries, docs, docs[:0], texts, []))
+    unmasked = torch.nn.functional.cross_entropy(20 * queries @ docs.T, torch.arange(4))  # ST's, no mask
+    assert not torch.allclose(got, unmasked)
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_negative_id_column_is_refused_as_unread(tmp_path, capsys):
+    """A hard negative is told from a query's positive by its text (above), so a `negative_id` column, whose
+    name says it is read as `doc_id` is, was dropped without a word; now one line, in a task file and in a
+    pairs file beside data.beir alike."""
+    rows = _rows(30, "negative")
+    for i, r in enumerate(rows):
+        r["doc_id"], r["negative_id"] = f"D{i}", "D0" if i == 1 else f"N{i}"
+    path = _task_file(tmp_path, rows, "task_negative_id.yaml")
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        expected = (
+            f"task file {path}: train split, train.jsonl: column 'negative_id' is not read: a hard negative is "
+            "masked for a query when its text is the query's positive's, as in-batch copies are (the model "
+            "reads texts, not ids); drop or rename the column"
+        )
+        assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
+        assert_printed_as_documented("task-file-ir-negative-id", err, tmp_path)
+        assert not (tmp_path / "e").exists()
+    with pytest.raises(UserError, match=r"^t: train split, train.jsonl: column 'negative_id' is not read"):
+        irpairs.read_pairs("train.jsonl", {}, tmp_path, "t")

@@ -291,6 +291,7 @@ NAMED = {
     "task-file-beir-train-pairs-layout": "tests.eval.test_task_file_beir_pairs::test_msmarco_pairs_layout_without_columns_names_the_mapping",
     "task-file-ir-negative-empty": "tests.eval.test_hard_negatives::test_an_empty_negative_is_refused_naming_the_first_such_row",
     "task-file-ir-negative-not-in-train": "tests.eval.test_hard_negatives::test_a_named_negative_column_only_the_test_split_has_is_refused",
+    "task-file-ir-negative-id": "tests.eval.test_hard_negatives::test_a_negative_id_column_is_refused_as_unread",
     "task-file-ir-cut-takes-every-query": "tests.eval.test_hard_negatives::test_a_cut_that_draws_every_query_is_one_line_naming_the_queries",
     "eval-tasks-names-a-task-files-task": "tests.eval.test_custom_tasks::test_a_task_files_task_named_in_tasks_says_the_file_runs_whole",
     "task-file-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",

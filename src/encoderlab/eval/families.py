@@ -396,11 +396,14 @@ class Retrieval:
 
         q = texts(task.options.query_prefix, [p["query"] for p in data.train])
         d = texts(task.options.document_prefix, [p["document"] for p in data.train])
-        train = [{"query": a, "doc": b, "doc_id": p["doc_id"]} for a, b, p in zip(q, d, data.train)]
+        train = [
+            {"query": a, "doc": b, "doc_id": p["doc_id"], "document_text": p["document"]}
+            for a, b, p in zip(q, d, data.train)
+        ]  # a copy of a positive is the same id or the same text (`heads.info_nce`)
         if data.train and NEGATIVE in data.train[0]:  # triplets, one in every row (`ir_negatives`)
             n = texts(task.options.document_prefix, [p[NEGATIVE] for p in data.train])
             for f, neg, p in zip(train, n, data.train):
-                f.update({NEGATIVE: neg, "document_text": p["document"], "negative_text": p[NEGATIVE]})
+                f.update({NEGATIVE: neg, "negative_text": p[NEGATIVE]})
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
@@ -412,10 +415,11 @@ class Retrieval:
         queries = module(*model_inputs(module, [f["query"] for f in micro]))
         docs = module(*model_inputs(module, [f["doc"] for f in micro]))
         hard = None
-        if NEGATIVE in micro[0]:  # a negative is a copy of query i's positive by text: negatives have no id
-            copies = torch.tensor([[g["negative_text"] == f["document_text"] for g in micro] for f in micro])
-            hard = HardNegatives(module(*model_inputs(module, [f[NEGATIVE] for f in micro])), copies)
-        return info_nce(queries, docs, [f["doc_id"] for f in micro], hard=hard)
+        if NEGATIVE in micro[0]:
+            embedded = module(*model_inputs(module, [f[NEGATIVE] for f in micro]))
+            hard = HardNegatives(embedded, [f["negative_text"] for f in micro])
+        ids, texts = [f["doc_id"] for f in micro], [f["document_text"] for f in micro]
+        return info_nce(queries, docs, ids, hard=hard, texts=texts)
 
     @staticmethod
     def predict(task: Task, module: nn.Module, split: dict) -> list[dict]:

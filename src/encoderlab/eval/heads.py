@@ -193,9 +193,9 @@ class HardNegatives:
 
     embeddings: torch.Tensor
     """(N, H): one negative per training row, L2-normalised as the documents are."""
-    copies: torch.Tensor
-    """(B, N) bool: negative j is query i's own positive document (the caller decides by text, as the
-    negatives carry no id), masked for query i instead of pushed away."""
+    texts: list[str]
+    """Each negative's text, its identity (`info_nce`): one that is query i's own positive is masked for
+    query i instead of pushed away."""
 
 
 def info_nce(
@@ -204,20 +204,34 @@ def info_nce(
     doc_ids: list[str],
     scale: float = 20.0,
     hard: HardNegatives | None = None,
+    texts: list[str] | None = None,
 ) -> torch.Tensor:
     """In-batch-negative contrastive loss (SentenceTransformers' MultipleNegativesRankingLoss).
 
-    Row i's positive is document i; every other document in the batch is a negative, except
-    copies of the positive (the same passage answers several questions), which are masked out
-    instead of being pushed away. `scale` multiplies cosine similarities (ST's default 20). With `hard`,
-    every query's candidates are all the batch's positives, then all its hard negatives (ST's triplets:
-    `cat(positives, negatives)`), a negative that is query i's positive masked for it.
+    Row i's positive is document i (id `doc_ids[i]`, text `texts[i]`); every other document in the batch is
+    a negative, except copies of the positive (the same passage answers several questions), which are
+    masked out instead of being pushed away. `scale` multiplies cosine similarities (ST's default 20). With
+    `hard` (which needs `texts`), every query's candidates are all the batch's positives, then all its hard
+    negatives (ST's triplets: `cat(positives, negatives)`), a negative that is query i's positive masked for
+    it.
+
+    A copy is what the retrieval evaluation takes for the same document, the same id, or what the model
+    cannot tell from it, the same text: a copy under another id embeds as the positive does, so it could not
+    be pushed away (its logit is the positive's, a term no training lowers). A hard negative has no id, so
+    its text decides; a task file never gives one id to two texts (`custom_rows.SplitIds`), so there the
+    text decides alone. SentenceTransformers masks nothing (`compute_loss_from_embeddings`); its guard
+    against such copies, `BatchSamplers.NO_DUPLICATES`, compares the rows' texts and keeps them out of a batch.
     """
     candidates = documents if hard is None else torch.cat([documents, hard.embeddings])
     logits = scale * queries @ candidates.T
-    same = torch.tensor([[a == b for b in doc_ids] for a in doc_ids], device=logits.device)
-    same.fill_diagonal_(False)
+    given = texts if texts is not None else [None] * len(doc_ids)
+    rows = list(zip(doc_ids, given))
+    same = [[i == j or (t is not None and t == u) for j, u in rows] for i, t in rows]
     if hard is not None:
-        same = torch.cat([same, hard.copies.to(logits.device)], dim=1)
-    logits = logits.masked_fill(same, float("-inf"))
+        if texts is None:
+            raise ValueError("info_nce: hard negatives are told from the positives by text; pass texts")
+        same = [row + [t == n for n in hard.texts] for row, t in zip(same, texts)]
+    mask = torch.tensor(same, device=logits.device)
+    mask[:, : len(doc_ids)].fill_diagonal_(False)
+    logits = logits.masked_fill(mask, float("-inf"))
     return F.cross_entropy(logits, torch.arange(len(doc_ids), device=logits.device))

@@ -43,6 +43,7 @@ from encoderlab.eval.tasks.custom_data import (
     SPLITS,
     DataSpec,
     load_splits,
+    refuse_negative_ids,
     require_named_columns,
     require_train_negatives,
 )
@@ -252,6 +253,7 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     require_named_columns(found, places, optional_named, where)
     if spec.family == "ir":
         require_train_negatives(found, places, spec.columns.get(NEGATIVE), where)
+        refuse_negative_ids(found, places, where)
     col = {f: spec.columns.get(f, f) for f in columns_of(spec.family)}
     required = _required(spec)  # every split holds them (`load_splits`)
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]

@@ -148,6 +148,24 @@ def require_named_columns(
         )
 
 
+NEGATIVE_ID = "negative_id"
+"""A column of hard negatives' ids, which is not read (`refuse_negative_ids`)."""
+
+
+def refuse_negative_ids(found: dict, places: dict[str, RowPlaces], where: str) -> None:
+    """Refuse an IR split with a `negative_id` column. Its name says it would be read as `doc_id` is, but a
+    hard negative is told from a query's positive by its text, as an in-batch copy is (`heads.info_nce`:
+    the model reads texts, so one text under two ids embeds as one, and one id never names two texts), so
+    an id could mask nothing more; the column was dropped without a word."""
+    for split, part in found.items():
+        if NEGATIVE_ID in part.column_names:
+            raise UserError(
+                f"{where}: {places[split].whole(split)}: column {NEGATIVE_ID!r} is not read: a hard negative "
+                "is masked for a query when its text is the query's positive's, as in-batch copies are (the "
+                "model reads texts, not ids); drop or rename the column"
+            )
+
+
 def require_train_negatives(
     found: dict, places: dict[str, RowPlaces], column: str | None, where: str
 ) -> None:

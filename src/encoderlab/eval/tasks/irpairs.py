@@ -37,7 +37,12 @@ from pathlib import Path
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import NEGATIVE
-from encoderlab.eval.tasks.custom_data import read_local, require_named_columns, require_split_columns
+from encoderlab.eval.tasks.custom_data import (
+    read_local,
+    refuse_negative_ids,
+    require_named_columns,
+    require_split_columns,
+)
 from encoderlab.eval.tasks.custom_family import COLUMNS, OPTIONAL_COLUMNS
 from encoderlab.eval.tasks.custom_rows import SplitIds, row_negative
 from encoderlab.eval.tasks.paper import rows
@@ -73,6 +78,7 @@ def read_pairs(name: str, columns: dict[str, str], base: Path, where: str) -> Pa
         found, places, {f: columns[f] for f in OPTIONAL_COLUMNS["ir"] if f in columns}, where
     )
     require_split_columns(found, places, (col["query"], col["document"]), where)
+    refuse_negative_ids(found, places, where)
     back = {c: f for f, c in col.items()}
     read = [col["query"], col["document"], *(col[f] for f in OPTIONAL_COLUMNS["ir"] if col[f] in have)]
     hard, ids, at = col[NEGATIVE] in read, SplitIds("train"), places["train"]
