@@ -12,7 +12,8 @@ Examples are plain dicts per family:
     multi-label sc: {"text", "labels": [int]}; regression sc: {"text", "target": float}
   * tc: {"tokens": [str], "tags": [int]}
   * qa: {"id", "question", "context", "answers": [{"text", "answer_start"}]}  ([] = no answer)
-  * ir: training pairs {"query", "document", "doc_id"}; evaluation splits are `IRSplit`s.
+  * ir: training pairs {"query", "document", "doc_id"}, triplets with `NEGATIVE` too (a hard negative's
+    text); evaluation splits are `IRSplit`s.
 """
 
 from __future__ import annotations
