@@ -20,7 +20,9 @@ a study's model evaluated as is runs again), the price of following each class w
 `files_identity` hashes those files (name and bytes): a training start records it (`init_identity`), and a
 study keys the evaluation of a local model folder by it (`study.needs.model_identity`), so a model replaced in
 place is a new key and a moved one the same key. It reads every byte each time it is asked (disk speed; no
-cache by modification time, which a copy that keeps times would fool).
+cache by modification time, which a copy that keeps times would fool). A study, which asks it of one folder
+when it builds its graph and again in each node that loads the folder, remembers its read for the process by
+every file's stat identity, ctime included (`study.localmodels`), which such a copy does not keep.
 """
 
 from __future__ import annotations
@@ -39,21 +41,33 @@ class UnreadableModelFile(UserError):
 
 def files_identity(folder: Path, files: list[Path], what: str) -> str:
     """sha256 over the name (relative to `folder`) and the sha256 of each of `files` (`read_files(folder)`,
-    or a caller's older list), in that order. A file it cannot read is one line naming it and `what` (the
-    model it belongs to and who loads it)."""
+    or a caller's older list), in that order (`identity_of(file_digests(...))`). A file it cannot read is one
+    line naming it and `what` (the model it belongs to and who loads it)."""
+    return identity_of(file_digests(folder, files, what))
+
+
+def file_digests(folder: Path, files: list[Path], what: str) -> dict[str, str]:
+    """{name relative to `folder`: its sha256} of each of `files`, in their order: the parts `files_identity`
+    digests, which a study keeps beside a node's key so a node refusing a folder changed since names the files
+    that changed (`study.localmodels`)."""
     from encoderlab.data.filerecords import sha256_of
 
-    lines = []
+    digests = {}
     for f in files:
         try:
-            lines.append(f"{f.relative_to(folder).as_posix()}:{sha256_of(f)}\n")
+            digests[f.relative_to(folder).as_posix()] = sha256_of(f)
         # permissions, a file gone since the load: was a traceback after the run folder
         except OSError as exc:
             raise UnreadableModelFile(
                 f"cannot read {f} ({exc.strerror or exc}), a file of {what}; make it readable by this user, "
                 "or copy the model again"
             ) from None
-    return hashlib.sha256("".join(lines).encode()).hexdigest()
+    return digests
+
+
+def identity_of(digests: dict[str, str]) -> str:
+    """The identity of files whose `file_digests` these are, in their order."""
+    return hashlib.sha256("".join(f"{name}:{sha}\n" for name, sha in digests.items()).encode()).hexdigest()
 
 
 def folder_tokenizer(folder: Path):

@@ -47,9 +47,11 @@ def add_evals(
     backend: Backend,
     models: dict[str, tuple[RunSpec, str | None, str | None]],
     files: Mapping[str, str | None],
+    parts: Mapping[str, dict[str, str]] | None = None,
 ) -> list[str]:
     """One eval node per (model, checkpoint, task, LR, seed) of the study's protocol; their names. `files`:
-    {start model: the identity of its files} (`graph._source_files`)."""
+    {start model: the identity of its files} (`graph._source_files`); `parts`: {such a model: the digests of
+    those files}, handed to its nodes beside their key (`Backend.model_files`)."""
     own, families = study_tasks(spec, backend)
     ev, evals = spec.eval, []
     for rid, (run, node, source) in models.items():
@@ -84,30 +86,37 @@ def add_evals(
                     )
                     for task in group
                 ]
-                evals += _add_runs(graph, prefix, cfgs, cells, (node,) if node else ())
+                aside = {"source_files": parts[source]} if source and source in (parts or {}) else None
+                evals += _add_runs(graph, prefix, cfgs, cells, (node,) if node else (), aside)
     return evals
 
 
 def _add_runs(
-    graph: Graph, prefix: str, cfgs: list[EvalNode], cells: list[tuple[float, int]], deps: tuple[str, ...]
+    graph: Graph,
+    prefix: str,
+    cfgs: list[EvalNode],
+    cells: list[tuple[float, int]],
+    deps: tuple[str, ...],
+    aside: dict | None = None,
 ) -> list[str]:
     """The eval nodes of one fine-tuning run per (LR, seed) of `cells`: the first task's node trains and
     scores the others too (`EvalNode.also`); each other task's node takes its record (`trained_by`) and
     depends on it alone. The configs are made once and only their LR and seed set per cell (`lr` and `seed`
     are plain numbers, which `EvalNode.data` keeps as they are): a dataclass built, replaced and converted
-    per node was half of `study list`'s graphs, thousands of nodes per paper study."""
+    per node was half of `study list`'s graphs, thousands of nodes per paper study. `aside`: the trainer's, the
+    one node that loads the model (`Node.aside`)."""
     first, *rest = cfgs
     trains = dataclasses.replace(first, also=tuple(c.task for c in rest))
     scores = [dataclasses.replace(c, trained_by=first.task) for c in rest]
     layouts = [(c.data(), c.key_data()) for c in (trains, *scores)]  # (recorded, keyed)
 
-    def add(layout: tuple[dict, dict], lr: float, seed: int, deps: tuple[str, ...]) -> str:
+    def add(layout: tuple[dict, dict], lr: float, seed: int, deps: tuple[str, ...], aside=None) -> str:
         cfg, keyed = ({**data, "lr": lr, "seed": seed} for data in layout)
         name = f"{prefix}/{cfg['task']}/lr{lr_text(lr)}/s{seed}"
-        return graph.add("eval", name, cfg, deps, key_config=keyed).name
+        return graph.add("eval", name, cfg, deps, aside, key_config=keyed).name
 
     names = []
     for lr, seed in cells:
-        trainer = add(layouts[0], lr, seed, deps)
+        trainer = add(layouts[0], lr, seed, deps, aside)
         names += [trainer, *(add(layout, lr, seed, (trainer,)) for layout in layouts[1:])]
     return names

@@ -74,7 +74,8 @@ class Node:
     """Content hash of (kind, config, dependency keys); set by `Graph.add`."""
     aside: dict[str, Any] = field(default_factory=dict, compare=False)
     """What the node may read beside its config that its key does not hold, nor graph.json: a prepare node's
-    test texts per task file (`KeyedSets.versions`), so a refusal names the files that changed. Kept out of
+    test texts per task file (`KeyedSets.versions`), and the file digests of a local model folder a node loads
+    (`source_files`: `Backend.model_files`), so a refusal names the files that changed. Kept out of
     the key: a key holding each file's path re-keyed the data of a moved task file."""
 
 
@@ -114,6 +115,10 @@ class Backend:
     """A start model evaluated as is or continued -> the identity of the files its load reads when it is a
     folder on this machine (`needs.model_identity`), which keys its eval and CKA nodes, or the pretraining node
     continuing it, instead of its path; None: keyed by the name."""
+    model_files: Callable[[str, str], dict[str, str]] = lambda source, identity: {}
+    """(that start model, its identity just read) -> {file: sha256} of the files the identity digests
+    (`localmodels.model_files`; {}: not known), handed to the nodes reading it beside their key (`Node.aside`), so
+    a node refusing the folder changed since names the files that changed (`localmodels.check_model`)."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -344,6 +349,7 @@ def _build_graph(
     trained = pretraining(spec) if trained is None else trained
     starts = [p.config.model.init if p.config else p.run.init for p in trained]  # as is, or continued
     files = _source_files(spec, backend, starts) if keyed else {}
+    parts = {s: backend.model_files(s, i) for s, i in files.items() if i}  # named by a node refusing a change
     for p in trained:
         if p.config is None:
             models[p.model] = (p.run, None, p.run.init)
@@ -353,11 +359,13 @@ def _build_graph(
         if p.branch is not None:  # the node starts from its base's checkpoint (study/branch.py)
             branch = BranchFrom(node=f"pretrain/{p.branch.base}", step=p.branch.step)
             deps.append(branch.node)
-        node = pretrain_config(p.config, branch, files.get(p.config.model.init or ""))
-        graph.add("pretrain", f"pretrain/{p.model}", node.data(), tuple(deps), key_config=node.key_data())
+        init = p.config.model.init or ""
+        node = pretrain_config(p.config, branch, files.get(init))
+        aside = {"source_files": parts[init]} if init in parts else None
+        graph.add("pretrain", f"pretrain/{p.model}", node.data(), tuple(deps), aside, node.key_data())
         models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
-    evals = add_evals(graph, spec, backend, models, files)
+    evals = add_evals(graph, spec, backend, models, files, parts)
 
     analyses = []
     for c in spec.cka:
@@ -366,9 +374,8 @@ def _build_graph(
         sources = {m: models[m][2] for m in pair_ids if not models[m][1] and models[m][2]}  # compared as is
         local = {m: files[s] for m, s in sources.items() if files.get(s)}
         cka = CkaNode(analysis=c, models=tuple(pair_ids), sources=sources, source_files=local)
-        analyses.append(
-            graph.add("cka", f"cka/{c.a}-vs-{c.b}", cka.data(), deps, key_config=cka.key_data()).name
-        )
+        aside = {"source_files": {m: parts[s] for m, s in sources.items() if s in parts}}
+        analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cka.data(), deps, aside, cka.key_data()).name)
 
     pretrains = [n.name for n in graph if n.kind == "pretrain"]
     graph.add("report", "report", report_config(spec), (*pretrains, *evals, *analyses))

@@ -181,15 +181,9 @@ def model_identity(source: str) -> str | None:
     tokenizer file of its class's own (LUKE's entity_vocab.json) edited in place kept the key and the score.
     Trade-off: the weight list is the loader's (`hub.hf_weight_files`) and the tokenizer is loaded to learn its
     class, so a study naming such a folder imports torch and transformers to build its graph (`study plan`
-    too), and reads the folder's files whole each time."""
-    from pathlib import Path
+    too), and reads the folder's files whole once per process while none of them changes
+    (`localmodels.read_model`: each node that loads the folder asks again, `localmodels.check_model`)."""
+    from encoderlab.study.localmodels import read_model
 
-    folder = Path(source).expanduser()
-    if not folder.is_dir():
-        return None
-    from encoderlab.model.hub import own_model_folder
-    from encoderlab.model.readfiles import files_identity, folder_tokenizer, read_files
-
-    folder = own_model_folder(folder) or folder
-    read = read_files(folder, folder_tokenizer(folder))
-    return files_identity(folder, read, f"start model {source}, which the study reads")
+    read = read_model(source)  # remembered for the process while the folder's files keep their stats
+    return read.identity if read is not None else None

@@ -32,6 +32,7 @@ from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
+from encoderlab.study.localmodels import model_files, recheck, recheck_sources
 from encoderlab.study.needs import (
     corpus_sources,
     dataset_decontamination,
@@ -258,6 +259,7 @@ def run_pretrain(ctx: NodeContext) -> dict:
 
     node = PretrainNode.of(ctx.node)
     run, branch = node.run, node.branch
+    recheck(ctx, run.model.init or "", node.init_files)  # the start folder still holds the files keyed
     deps = [ctx.inputs[d] for d in ctx.node.deps]
     data = next(d for d in deps if d.node.kind == "prepare")
     # the run it continues; a branch's base is a dependency too, but the branch resumes its checkpoint
@@ -325,15 +327,19 @@ def _flops(final: Path, records: list[dict], tokens: int) -> float:
 _LOADED: dict[tuple[str, str | None], object] = {}
 """The last model loaded for evaluation, by (path, `EvalNode.source_files`): consecutive eval nodes of one
 model skip reloading it. By path alone, a study run again in the same process after the model folder it
-evaluates as is was replaced scored the model loaded before under the new key."""
+evaluates as is was replaced scored the model loaded before under the new key. A local folder is checked
+before it is served and after it is loaded (`_eval_model`), so what is kept is of the files the key names."""
 
 
-def _eval_model(source: str, files: str | None):
+def _eval_model(ctx: NodeContext, source: str, files: str | None):
     from encoderlab.eval import load_eval_model
 
+    recheck(ctx, source, files)  # replaced since the graph was built: refused, never served from memory
     if (source, files) not in _LOADED:
         _LOADED.clear()
-        _LOADED[source, files] = load_eval_model(source)
+        model = load_eval_model(source)
+        recheck(ctx, source, files)  # not replaced while it loaded (stats only, when unchanged)
+        _LOADED[source, files] = model
     return _LOADED[source, files]
 
 
@@ -379,7 +385,7 @@ def run_eval(ctx: NodeContext) -> dict:
             trainer.result.get("pooling") or None,
         )
         return to_dict(rec)
-    em = _eval_model(model_source(ctx), cfg.source_files)
+    em = _eval_model(ctx, model_source(ctx), cfg.source_files)
     rec = eval_node(em, cfg.task, cfg.lr, cfg.seed, out=ctx.out_dir, max_steps=cfg.max_steps, also=cfg.also)
     return to_dict(rec)  # the EvalRecord, as the report reads it back
 
@@ -403,11 +409,13 @@ def run_cka(ctx: NodeContext) -> dict:
     by_model = {  # a model trained by the study, or a start model compared as is (`CkaNode.sources`)
         ctx.inputs[d].node.name.split("/", 1)[1]: ctx.inputs[d].path / "run" / "final" for d in ctx.node.deps
     } | node.sources
+    recheck_sources(ctx, node.sources, node.source_files)  # a local folder compared as is: the files keyed
     a, b = (load_model(str(by_model[m])) for m in node.models[:2])
     noise = cfg.noise
     if noise and noise[1] != cfg.b:
         raise UserError(f"the seed-noise pair of a CKA must be (twin of {cfg.b}, {cfg.b}), got {noise}")
     twin = load_model(str(by_model[node.models[2]])) if noise else None
+    recheck_sources(ctx, node.sources, node.source_files)  # and held them while loaded
     try:  # the default 512 is `analyze cka`'s: capped at the models' positions (study.checks checked the rest)
         length = analysis_length(
             None if cfg.max_length == CkaSpec.max_length else cfg.max_length,
@@ -477,6 +485,7 @@ def real_backend() -> Backend:
         decontamination=dataset_decontamination,
         keyed_sets=keyed_sets,
         model_identity=model_identity,
+        model_files=model_files,
         check_start=check_start,
         check_fetched=check_fetched,
     )

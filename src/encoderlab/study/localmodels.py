@@ -1,0 +1,149 @@
+"""A local model folder as a study reads it: its identity, remembered for the process, and each node's recheck.
+
+An eval or CKA node of a model folder evaluated as is, and a pretraining node continuing one, are keyed by the
+identity of the files the load reads (`readfiles.files_identity`), hashed when the graph is built. A study runs
+for hours; a folder replaced in between (the user retrains into it) was loaded by the node all the same and
+scored under the old key, its record's fingerprint the only trace. So the node reads the identity again just
+before it loads the folder (`check_model`) and refuses a mismatch in one line naming the folder, the files that
+changed and the fix (run the study again, which rebuilds the graph keyed by the files as they are now; or restore
+them). The refusal is a node's error like any other: the study stops as it does for a failing node (the nodes
+still running finish, finished ones keep their markers), and the refused node writes nothing, so no score of the
+new files lies under the old key. An eval node checks again after loading, so the model it keeps loaded between
+nodes (`nodes._LOADED`) is only ever one read from the files its key names.
+
+Trade-off, what the recheck costs: hashing every byte again per node would read a large model once per eval
+node. A read is remembered for the process (`_READS`, one entry per folder) with the stat identity of every file
+under the folder at the time (`txtscans.scan_key`: device, inode, size, mtime and ctime), taken before the bytes
+are hashed; when none of them moved, the read stands and the recheck is a walk of the folder's stats (a file added,
+such as a new shard or tokenizer file, moves the walk too). A write moves mtime and ctime, and nothing sets a
+ctime back, so a copy that keeps times (`cp -p`, `rsync -a`), which `files_identity` alone would not trust by
+time, has another ctime or inode and is read again. What it cannot see: on a filesystem whose ctime is not a
+change time (FAT) or is coarser than the gap, a same-size rewrite with its mtime put back. The memory lives in
+one process only: a node run by a `--jobs` worker, which starts afresh, hashes the folder once per worker (then
+remembers it), and a new `study run` reads every folder again, as the graph's key must be of the bytes. The
+files' digests the graph read are handed to each node beside its key (`Node.aside`, `model_files`), so the
+refusal names the files that changed in a worker too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from encoderlab.errors import UserError
+
+if TYPE_CHECKING:
+    from encoderlab.study.runner import NodeContext
+
+
+@dataclass(frozen=True)
+class ModelRead:
+    """One read of a local model folder: the identity a node's key holds, its parts and the stats it was of."""
+
+    folder: Path
+    """The folder the load reads (`hub.own_model_folder` of the one named, else that one)."""
+    identity: str
+    """`readfiles.files_identity` of the files the load reads."""
+    files: dict[str, str]
+    """{file relative to `folder`: its sha256}, in the order the identity digests them (`file_digests`)."""
+    stats: tuple
+    """The stat identity of every file under `folder`, taken before the bytes were read (`_tree_stats`)."""
+
+
+_READS: dict[str, ModelRead] = {}
+"""The last read of each model folder by the real path of the folder named (a run's, or the model's own): the graph's, then each node's recheck, which reuses it
+while `_tree_stats` is unchanged. One entry a folder, never pruned (a study names a few)."""
+
+
+def _tree_stats(folder: Path) -> tuple:
+    """`txtscans.scan_key` of every file under `folder` (symlinks followed, as the load follows them: a hub
+    cache snapshot's files are links to its blobs), in a fixed order; a dangling one as its name alone."""
+    from encoderlab.data.txtscans import scan_key
+
+    keys = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                keys.append(tuple(scan_key(path, os.stat(path))))
+            except OSError:  # a link to nothing: its presence, so one appearing or going moves the stats
+                keys.append((path,))
+    return tuple(keys)
+
+
+def read_model(source: str) -> ModelRead | None:
+    """The read of `source` when it is a folder on this machine (None: an asset name or a hub id, or nothing
+    there): remembered while no file under the folder moved, else read again (`needs.model_identity` says
+    which folder and which files)."""
+    folder = Path(source).expanduser()
+    if not folder.is_dir():
+        return None
+    from encoderlab.model.hub import own_model_folder
+    from encoderlab.model.readfiles import file_digests, folder_tokenizer, identity_of, read_files
+
+    real = os.path.realpath(folder)
+    folder = own_model_folder(folder) or folder
+    stats = _tree_stats(folder)
+    known = _READS.get(real)
+    if known is not None and known.stats == stats and known.folder == folder:
+        return known
+    what = f"start model {source}, which the study reads"
+    files = file_digests(folder, read_files(folder, folder_tokenizer(folder)), what)
+    _READS[real] = ModelRead(folder, identity_of(files), files, stats)
+    return _READS[real]
+
+
+def model_files(source: str, identity: str) -> dict[str, str]:
+    """The file digests of the last read of `source` when they make `identity` (the graph's read, just made),
+    else {} (not read in this process, or read since as other files): handed to its nodes beside their key."""
+    read = _READS.get(os.path.realpath(Path(source).expanduser()))
+    return dict(read.files) if read is not None and read.identity == identity else {}
+
+
+def check_model(source: str, keyed: str, files: Mapping[str, str], study_dir: Path) -> None:
+    """Refuse to load `source` unless it still holds the files whose identity `keyed` the node's key holds;
+    `files`: their digests as the graph read them (`model_files`; {} when not known), to name those that
+    changed. One line, naming the folder, the files and the fix; nothing is written."""
+    now = read_model(source)
+    if now is not None and now.identity == keyed:
+        return
+    again = f"run `encoderlab study run {study_dir}` again"
+    if now is None:
+        raise UserError(
+            f"model folder {source} is gone since the study's graph was built, which keyed this node by its files; "
+            f"put it back and {again}"
+        )
+    changed = sorted(n for n in files.keys() | now.files.keys() if files.get(n) != now.files.get(n))
+    named = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    raise UserError(
+        f"{named + ' of' if changed else 'the files the load reads of'} model folder {now.folder} changed since "
+        "the study's graph was built, which keyed this node by the files as they were then; "
+        f"{again} (its graph is rebuilt, keyed by the files as they are now; finished nodes are kept), or "
+        "restore the files"
+    )
+
+
+def recheck(ctx: NodeContext, source: str, keyed: str | None, model: str | None = None) -> None:
+    """`check_model` for the node of `ctx` about to load `source` (`model`: a CKA node's id of it), whose key
+    holds `keyed` (None: a name, not a local folder: nothing to check); refused, the node's folder goes again
+    when the node wrote nothing into it, so a rerun lists no folder of an earlier version."""
+    if keyed is None:
+        return
+    parts = ctx.node.aside.get("source_files", {})
+    try:
+        check_model(source, keyed, parts.get(model, {}) if model is not None else parts, ctx.study_dir)
+    except UserError:
+        with contextlib.suppress(OSError):  # not empty: a pretraining node's partial run, kept
+            ctx.out_dir.rmdir()
+        raise
+
+
+def recheck_sources(ctx: NodeContext, sources: Mapping[str, str], keyed: Mapping[str, str]) -> None:
+    """`recheck` of each model a CKA node compares as is from a local folder (`CkaNode.source_files`)."""
+    for model, files in keyed.items():
+        recheck(ctx, sources[model], files, model)

@@ -1,0 +1,148 @@
+"""A node reading a local model folder checks, just before it loads it, that the folder still holds the files its
+key names (`study.localmodels.check_model`).
+
+A study's eval nodes of a folder evaluated as is, and the pretraining node continuing one, are keyed by the
+identity of the files the load reads, hashed when the graph is built. A folder replaced between the build and the
+node (a long study; the user retrains into the same folder) was loaded all the same and scored under the old key
+(the eval node kept loaded served the old model, the next one loaded the new). Now such a node is refused in one
+line naming the folder, the file that changed and the fix, writes nothing, and the study stops as for any failing
+node; run again, the graph is rebuilt keyed by the new files. The recheck reuses the build's read while no file
+under the folder moved (`localmodels.read_model`). The study, its nodes and the model are real.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from fake_study import tiny_corpus
+from tests.eval.fixtures import model_folder
+from tests.study.study_fixtures import polarity_task_file
+from tests.study.test_local_model_keys import _records, _study
+
+from encoderlab.cli import main
+from encoderlab.errors import UserError
+from encoderlab.study import real_backend
+from encoderlab.study.files import load_study_file
+from encoderlab.study.graph import NodeKind
+from encoderlab.study.runner import run_study
+
+
+def _folders(root: Path, recipe: str = "", seeds: str = "[0]") -> Path:
+    """A tiny corpus, a task file, the model folder `root/model` (seed 0), its tokenizer copied beside it and a
+    study file evaluating it as is (continuing it first with `recipe`) at fine-tuning `seeds`."""
+    tiny_corpus(root / "corpus.jsonl", 40)
+    polarity_task_file(root)
+    model_folder(root / "model", seed=0)
+    shutil.copytree(root / "model", root / "tok")
+    model_folder(root / "other", seed=1)  # the weights copied over the first's while the study runs
+    study = _study(root, "model", recipe)
+    study.write_text(study.read_text().replace("seeds: [0]", f"seeds: {seeds}"))
+    return study
+
+
+def _replace_weights(root: Path) -> None:
+    shutil.copy(root / "other" / "model.safetensors", root / "model" / "model.safetensors")
+
+
+def _backend_replacing(root: Path, after: str, runs: int = 1, change=_replace_weights):
+    """The real backend, `change` made to the model folder once `runs` nodes of kind `after` have run (the
+    graph was built before any of them): the user retraining into the folder while the study runs."""
+    backend = real_backend()
+    real, done = backend.kinds[after].run, []
+
+    def run(ctx):
+        result = real(ctx)
+        done.append(ctx.node.name)
+        if len(done) == runs:
+            change(root)
+        return result
+
+    backend.kinds[after] = NodeKind(run=run)
+    return backend
+
+
+def _refusal(study: Path, out: Path, backend) -> str:
+    with pytest.raises(UserError) as exc:
+        run_study(load_study_file(study), out, backend, progress=False)
+    return str(exc.value)
+
+
+def test_a_model_replaced_between_two_eval_nodes_is_refused_not_served_from_memory(tmp_path, capsys):
+    """The first eval node loads and keeps the model; the folder is replaced; the second node, keyed by the
+    old files, was served the kept model (and a study in workers loaded the new one under the old key)."""
+    study, out = _folders(tmp_path, seeds="[0, 1]"), tmp_path / "out"
+    line = _refusal(study, out, _backend_replacing(tmp_path, "eval"))
+    assert re.fullmatch(
+        rf"study node eval/start/polarity/lr0\.002/s1: model\.safetensors of model folder {tmp_path / 'model'} "
+        r"changed since the study's graph was built, which keyed this node by the files as they were then; run "
+        rf"`encoderlab study run {out}` again \(its graph is rebuilt, keyed by the files as they are now; "
+        r"finished nodes are kept\), or restore the files",
+        line,
+    ), line
+    (first,) = _records(out).items()  # the refused node wrote nothing: no score under the old key
+    assert [p.name for p in (out / "nodes" / "eval").iterdir()] == [first[0]]
+    capsys.readouterr()
+    main(["study", "status", str(out)])  # the refused node is one still to run, as a failed node is
+    status = capsys.readouterr().out
+    assert "not running; rerun `encoderlab study run" in status, status
+
+    run_study(
+        load_study_file(study), out, real_backend(), progress=False
+    )  # the rerun: keyed by the new files
+    after = _records(out)
+    assert len(after) == 3 and first in after.items()  # the old node's folder is kept, unused
+    assert len(set(after.values()) - {first[1]}) == 1  # both new nodes score the new model
+
+
+@pytest.mark.parametrize("recipe", ["", ", recipe: cpt-mlm, steps: 2"])
+def test_a_model_replaced_after_the_graph_is_built_is_refused_before_it_is_loaded(tmp_path, recipe):
+    """Replaced once the data is prepared: the eval node of the model as is, or the pretraining node continuing
+    it, is refused before it loads anything; neither leaves a folder, so no score or run lies under the old key."""
+    study, out = _folders(tmp_path, recipe), tmp_path / "out"
+    line = _refusal(study, out, _backend_replacing(tmp_path, "prepare"))
+    node = "pretrain/start" if recipe else "eval/start/polarity/lr0.002/s0"
+    assert line.startswith(
+        f"study node {node}: model.safetensors of model folder {tmp_path / 'model'} changed"
+    )
+    assert list((out / "nodes" / node.split("/")[0]).glob("*")) == []  # its folder gone again
+    run_study(load_study_file(study), out, real_backend(), progress=False)
+    assert len(_records(out)) == 1  # one eval node, of the new files' key
+
+
+def test_a_model_folder_gone_after_the_graph_is_built_is_refused_naming_it(tmp_path):
+    study, out = _folders(tmp_path), tmp_path / "out"
+    line = _refusal(
+        study, out, _backend_replacing(tmp_path, "prepare", change=lambda r: shutil.rmtree(r / "model"))
+    )
+    assert line == (
+        f"study node eval/start/polarity/lr0.002/s0: model folder {tmp_path / 'model'} is gone since the study's "
+        f"graph was built, which keyed this node by its files; put it back and run `encoderlab study run {out}` "
+        "again"
+    )
+    assert _records(out) == {}
+
+
+def test_the_recheck_reads_the_files_again_only_when_their_stats_moved(tmp_path, monkeypatch):
+    """The graph's read is reused while no file under the folder moved; a same-size rewrite with its mtime put
+    back moves the ctime, so it is read again and its new identity found."""
+    import encoderlab.data.filerecords as filerecords
+    from encoderlab.study.needs import model_identity
+
+    real, hashed = filerecords.sha256_of, []
+    monkeypatch.setattr(filerecords, "sha256_of", lambda p, limit=None: hashed.append(p) or real(p, limit))
+    model_folder(tmp_path / "model", seed=0)
+    model_folder(tmp_path / "other", seed=1)
+    source, weights = str(tmp_path / "model"), tmp_path / "model" / "model.safetensors"
+    first = model_identity(source)
+    assert weights in hashed
+    hashed.clear()
+    assert model_identity(source) == first and hashed == []  # the build's read, reused
+    st = weights.stat()
+    weights.write_bytes((tmp_path / "other" / "model.safetensors").read_bytes())
+    assert weights.stat().st_size == st.st_size
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert model_identity(source) != first and weights in hashed
