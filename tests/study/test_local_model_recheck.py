@@ -27,7 +27,7 @@ from encoderlab.cli import main
 from encoderlab.errors import UserError
 from encoderlab.study import real_backend
 from encoderlab.study.files import load_study_file
-from encoderlab.study.graph import NodeKind
+from encoderlab.study.graph import NodeKind, build_graph
 from encoderlab.study.runner import run_study
 
 
@@ -146,3 +146,39 @@ def test_the_recheck_reads_the_files_again_only_when_their_stats_moved(tmp_path,
     assert weights.stat().st_size == st.st_size
     os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert model_identity(source) != first and weights in hashed
+
+
+def test_a_cka_node_refuses_a_model_compared_as_is_replaced_since_the_graph_was_built(tmp_path):
+    """The real CKA node of a graph keyed by the real identity: the model it compares as is from a local folder
+    is replaced after the build, and the node is refused before it loads any model (its dependencies' folders
+    hold nothing here), naming the file from the digests the graph handed it beside the key."""
+    from dataclasses import replace
+
+    from fake_study import backend as fake_backend
+    from fake_study import small_spec
+
+    from encoderlab.study.localmodels import model_files
+    from encoderlab.study.needs import model_identity
+    from encoderlab.study.nodes import run_cka
+    from encoderlab.study.runner import NodeContext, NodeOutput
+    from encoderlab.study.spec import CkaSpec, RunSpec
+
+    model_folder(tmp_path / "model", seed=0)
+    model_folder(tmp_path / "other", seed=1)
+    texts = tmp_path / "texts.txt"
+    texts.write_text("".join(f"text number {i} of the pool\n" for i in range(60)))
+    spec = small_spec()
+    runs = (*spec.runs, RunSpec(name="start", label="Start", init=str(tmp_path / "model")))
+    analysis = CkaSpec(a="start", b="mlm40", noise=("mlm40-s2", "mlm40"), texts=str(texts), n_texts=50)
+    backend = fake_backend()
+    backend.model_identity, backend.model_files = model_identity, model_files
+    graph = build_graph(replace(spec, runs=runs, cka=(analysis,), claims=()), backend)
+    node = graph.nodes["cka/start-vs-mlm40"]
+    assert "model.safetensors" in node.aside["source_files"]["start"]
+    _replace_weights(tmp_path)
+    inputs = {d: NodeOutput(tmp_path / "none" / d, {}, graph.nodes[d]) for d in node.deps}
+    ctx = NodeContext(node, tmp_path / "out" / "cka", inputs, tmp_path / "out", spec)
+    with pytest.raises(
+        UserError, match=r"^model\.safetensors of model folder .* changed since the study's graph"
+    ):
+        run_cka(ctx)
