@@ -98,6 +98,37 @@ def test_a_model_replaced_between_two_eval_nodes_is_refused_not_served_from_memo
     assert len(set(after.values()) - {first[1]}) == 1  # both new nodes score the new model
 
 
+def _eval_then_replace(ctx):
+    """The eval kind for `--jobs` workers (spawned: a module-level function, which they import): eval node s0
+    replaces the study's model folder (the study folder is ROOT/out) once it has scored it."""
+    from encoderlab.study.nodes import run_eval
+
+    result = run_eval(ctx)
+    if ctx.node.name.endswith("/s0"):  # renamed into place: a node loading beside it reads either file whole
+        root = ctx.study_dir.parent
+        shutil.copy(root / "other" / "model.safetensors", root / "new.safetensors")
+        os.replace(root / "new.safetensors", root / "model" / "model.safetensors")
+    return result
+
+
+def test_a_node_in_a_worker_names_the_file_from_the_digests_handed_beside_its_key(tmp_path):
+    """A `--jobs` worker starts afresh, without the graph's read: it reads the folder itself, and names the file
+    that changed from the digests the graph handed the node (`Node.aside`). Which node is refused depends on
+    which ran beside s0; every score written is of the files its key names."""
+    study, out = _folders(tmp_path, seeds="[0, 1, 2, 3]"), tmp_path / "out"
+    backend = real_backend()
+    backend.kinds["eval"] = NodeKind(run=_eval_then_replace)
+    with pytest.raises(UserError) as exc:
+        run_study(load_study_file(study), out, backend, progress=False, jobs=2)
+    assert re.fullmatch(
+        rf"study node eval/start/polarity/lr0\.002/s[123]: model\.safetensors of model folder {tmp_path / 'model'} "
+        r"changed since the study's graph was built, .*",
+        str(exc.value),
+    ), exc.value
+    scored = _records(out)
+    assert 1 <= len(scored) < 4 and len(set(scored.values())) == 1  # all of the first model, under its key
+
+
 @pytest.mark.parametrize("recipe", ["", ", recipe: cpt-mlm, steps: 2"])
 def test_a_model_replaced_after_the_graph_is_built_is_refused_before_it_is_loaded(tmp_path, recipe):
     """Replaced once the data is prepared: the eval node of the model as is, or the pretraining node continuing
