@@ -181,3 +181,23 @@ baseline: mlm
 claims:
   - {id: mine, text: MLM beats CLM on my task, kind: beats, a: mlm, b: clm, family: sc}
 """
+
+
+def local_model_study(root: Path, model: str, recipe: str = "") -> Path:
+    """A study file evaluating `root/model` as is on a task file, one LR and seed (with `recipe`, e.g.
+    ", recipe: cpt-mlm, steps: 2": continuing it first). The path is absolute, as a study folder's record
+    holds it (a relative one gone is read as a name: `files._with_paths`)."""
+    (root / "s.yaml").write_text(
+        "name: mine\nsize: tiny\nseq_len: 32\n"
+        "data: [{name: main, corpus: [corpus.jsonl], tokenizer: tok, decontaminate: false}]\n"
+        f"runs: [{{name: start, init: {root / model}{recipe}}}]\n"
+        "eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0], max_steps: 2}\n"
+        "baseline: start\nclaims: []\n"
+    )
+    return root / "s.yaml"
+
+
+def eval_records(study: Path) -> dict[str, str]:
+    """{eval node folder: the fingerprint of the model its record scored}."""
+    markers = sorted((study / "nodes" / "eval").glob("*/node.json"))
+    return {m.parent.name: json.loads(m.read_text())["result"]["model"] for m in markers}

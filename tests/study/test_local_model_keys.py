@@ -11,7 +11,6 @@ moving the model moves nothing else.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -19,32 +18,12 @@ import pytest
 from fake_study import tiny_corpus
 from tests.eval.fixtures import model_folder
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
-from tests.study.study_fixtures import polarity_task_file
+from tests.study.study_fixtures import eval_records, local_model_study, polarity_task_file
 
 from encoderlab.study import real_backend
 from encoderlab.study.files import load_study_file
 from encoderlab.study.graph import build_graph
 from encoderlab.study.runner import run_study
-
-
-def _study(root: Path, model: str, recipe: str = "") -> Path:
-    """A study file evaluating `root/model` as is on a task file, one LR and seed (with `recipe`, e.g.
-    ", recipe: cpt-mlm, steps: 2": continuing it first). The path is absolute, as a study folder's record
-    holds it (a relative one gone is read as a name: `files._with_paths`)."""
-    (root / "s.yaml").write_text(
-        "name: mine\nsize: tiny\nseq_len: 32\n"
-        "data: [{name: main, corpus: [corpus.jsonl], tokenizer: tok, decontaminate: false}]\n"
-        f"runs: [{{name: start, init: {root / model}{recipe}}}]\n"
-        "eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0], max_steps: 2}\n"
-        "baseline: start\nclaims: []\n"
-    )
-    return root / "s.yaml"
-
-
-def _records(study: Path) -> dict[str, str]:
-    """{eval node folder: the fingerprint of the model its record scored}."""
-    markers = sorted((study / "nodes" / "eval").glob("*/node.json"))
-    return {m.parent.name: json.loads(m.read_text())["result"]["model"] for m in markers}
 
 
 def _evals(study: Path) -> dict[str, str]:
@@ -53,8 +32,8 @@ def _evals(study: Path) -> dict[str, str]:
 
 
 def _run(root: Path, model: str) -> dict[str, str]:
-    run_study(load_study_file(_study(root, model)), root / "out", real_backend(), progress=False)
-    return _records(root / "out")
+    run_study(load_study_file(local_model_study(root, model)), root / "out", real_backend(), progress=False)
+    return eval_records(root / "out")
 
 
 def test_a_model_replaced_in_place_is_evaluated_again_and_a_moved_one_is_not(tmp_path):
@@ -87,7 +66,7 @@ def test_the_key_holds_the_files_the_load_reads_not_the_path(tmp_path):
     shutil.copytree(tmp_path / "model", tmp_path / "tok")
 
     def keys(model: str) -> dict[str, str]:
-        graph = build_graph(load_study_file(_study(tmp_path, model)), real_backend())
+        graph = build_graph(load_study_file(local_model_study(tmp_path, model)), real_backend())
         return {n.name: n.key for n in graph if n.kind == "eval"}
 
     before = keys("model")
@@ -119,7 +98,7 @@ def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written
     polarity_task_file(tmp_path)
     model_folder(tmp_path / "model", seed=0)
     shutil.copytree(tmp_path / "model", tmp_path / "tok")
-    study, weights = _study(tmp_path, "model", recipe), tmp_path / "model" / "model.safetensors"
+    study, weights = local_model_study(tmp_path, "model", recipe), tmp_path / "model" / "model.safetensors"
     before = snapshot(tmp_path)
     for argv in (["run", study, "--out", tmp_path / "out"], ["plan", study]):
         code, err = cli(["study", *argv], capsys)

@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from fake_study import tiny_corpus
 from tests.eval.fixtures import model_folder
-from tests.study.study_fixtures import polarity_task_file
-from tests.study.test_local_model_keys import _records, _study
+from tests.study.study_fixtures import eval_records, local_model_study, polarity_task_file
 
 from encoderlab.cli import main
 from encoderlab.errors import UserError
@@ -39,7 +38,7 @@ def _folders(root: Path, recipe: str = "", seeds: str = "[0]") -> Path:
     model_folder(root / "model", seed=0)
     shutil.copytree(root / "model", root / "tok")
     model_folder(root / "other", seed=1)  # the weights copied over the first's while the study runs
-    study = _study(root, "model", recipe)
+    study = local_model_study(root, "model", recipe)
     study.write_text(study.read_text().replace("seeds: [0]", f"seeds: {seeds}"))
     return study
 
@@ -83,7 +82,7 @@ def test_a_model_replaced_between_two_eval_nodes_is_refused_not_served_from_memo
         r"finished nodes are kept\), or restore the files",
         line,
     ), line
-    (first,) = _records(out).items()  # the refused node wrote nothing: no score under the old key
+    (first,) = eval_records(out).items()  # the refused node wrote nothing: no score under the old key
     assert [p.name for p in (out / "nodes" / "eval").iterdir()] == [first[0]]
     capsys.readouterr()
     main(["study", "status", str(out)])  # the refused node is one still to run, as a failed node is
@@ -93,7 +92,7 @@ def test_a_model_replaced_between_two_eval_nodes_is_refused_not_served_from_memo
     run_study(
         load_study_file(study), out, real_backend(), progress=False
     )  # the rerun: keyed by the new files
-    after = _records(out)
+    after = eval_records(out)
     assert len(after) == 3 and first in after.items()  # the old node's folder is kept, unused
     assert len(set(after.values()) - {first[1]}) == 1  # both new nodes score the new model
 
@@ -125,7 +124,7 @@ def test_a_node_in_a_worker_names_the_file_from_the_digests_handed_beside_its_ke
         r"changed since the study's graph was built, .*",
         str(exc.value),
     ), exc.value
-    scored = _records(out)
+    scored = eval_records(out)
     assert 1 <= len(scored) < 4 and len(set(scored.values())) == 1  # all of the first model, under its key
 
 
@@ -141,7 +140,7 @@ def test_a_model_replaced_after_the_graph_is_built_is_refused_before_it_is_loade
     )
     assert list((out / "nodes" / node.split("/")[0]).glob("*")) == []  # its folder gone again
     run_study(load_study_file(study), out, real_backend(), progress=False)
-    assert len(_records(out)) == 1  # one eval node, of the new files' key
+    assert len(eval_records(out)) == 1  # one eval node, of the new files' key
 
 
 def test_a_model_folder_gone_after_the_graph_is_built_is_refused_naming_it(tmp_path):
@@ -154,7 +153,7 @@ def test_a_model_folder_gone_after_the_graph_is_built_is_refused_naming_it(tmp_p
         f"graph was built, which keyed this node by its files; put it back and run `encoderlab study run {out}` "
         "again"
     )
-    assert _records(out) == {}
+    assert eval_records(out) == {}
 
 
 def test_the_recheck_reads_the_files_again_only_when_their_stats_moved(tmp_path, monkeypatch):
