@@ -162,9 +162,18 @@ def refuse_live_holder(lock: Path, use: Path) -> None:
 
 
 def is_lock_file(name: str, lock_name: str) -> bool:
-    """Whether the file `name` is the lock `lock_name` or the temporary file `folder_lock` writes to take
-    it (`LOCK.PID.tmp`), which a process killed in that instant leaves beside it or alone."""
+    """Whether the file `name` is the lock `lock_name` or a temporary file beside it (`folder_lock`'s
+    `LOCK.PID.tmp`, `_fs_now`'s clock probe), which a process killed in that instant leaves beside it or alone
+    (the next `folder_lock` removes it once its writer is gone, `_writer_pid`)."""
     return name == lock_name or (name.startswith(f"{lock_name}.") and name.endswith(".tmp"))
+
+
+def _writer_pid(name: str, lock_name: str) -> int | None:
+    """The pid in the name of a temporary file of the lock `lock_name`: `LOCK.PID.tmp` (`folder_lock`'s) or a clock
+    probe, `LOCK.clock-PID-THREAD.tmp` (`_fs_now`'s); None for any other name. A probe's judge killed between
+    creating and removing it left the probe for good: only the first kind was removed once its writer was gone."""
+    pid = name[len(lock_name) + 1 : -len(".tmp")].removeprefix("clock-").split("-")[0]
+    return int(pid) if pid.isascii() and pid.isdigit() else None
 
 
 @contextlib.contextmanager
@@ -240,9 +249,10 @@ def folder_lock(
     me = {"pid": os.getpid(), "host": socket.gethostname(), "since": now, "what": what}
     if lease is not None:
         me["lease_s"] = lease.lease_s
-    for stale in lock.parent.glob(f"{lock.name}.*.tmp"):  # left by a process killed while taking it
-        pid = stale.name[len(lock.name) + 1 : -len(".tmp")]
-        if pid.isdigit() and not _pid_alive(int(pid)):
+    # left by a process killed while taking the lock or judging its holder
+    for stale in lock.parent.glob(f"{lock.name}.*.tmp"):
+        pid = _writer_pid(stale.name, lock.name)
+        if pid is not None and not _pid_alive(pid):
             stale.unlink(missing_ok=True)
     tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
     tmp.write_text(json_text(me))
