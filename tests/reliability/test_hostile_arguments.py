@@ -22,7 +22,8 @@ import yaml
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
 from tests.reliability.argument_cases import ARGUMENT_CASES
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import changes, world_state
 
 from encoderlab.model.io import save_model_folder
 
@@ -215,17 +216,19 @@ def assert_refused(code: int, err: str, pattern: str) -> None:
 
 def assert_refused_untouched(world: Path, capsys, monkeypatch, case: str, argv: str, pattern: str) -> None:
     """`argv` (`{w}`: `world`) is refused as `assert_refused` and docs/errors.md's row `case` say, and
-    changes, writes or makes nothing in `world`, its default output and temporary folders included."""
+    changes (bytes or mtime), writes or makes nothing in `world`, its default output and temporary folders
+    included, nor in the Hugging Face caches (`treestate.world_state`)."""
     monkeypatch.setenv("ENCODERLAB_HOME", str(world / "home"))  # no case may need a fetched asset
     monkeypatch.chdir(world)  # a default output folder would land here, and be seen
     (world / "tmp").mkdir(exist_ok=True)
     monkeypatch.setattr(tempfile, "tempdir", str(world / "tmp"))  # and a temporary one here
-    before, paths = snapshot(world), sorted(world.rglob("*"))
+    before = world_state(world)  # and the working folder, ENCODERLAB_HOME and the Hugging Face caches
     code, err = cli(argv.format(w=world).split(), capsys)
     assert_refused(code, err, pattern)
     assert_printed_as_documented(case, err, world)
-    assert snapshot(world) == before, "a refused command changed or wrote files"
-    assert sorted(world.rglob("*")) == paths, "a refused command made a folder"
+    assert not changes(before, world_state(world)), (
+        f"a refused command left {changes(before, world_state(world))}"
+    )
 
 
 @pytest.mark.parametrize("case,argv,pattern", ARGUMENT_CASES, ids=[c[0] for c in ARGUMENT_CASES])

@@ -17,6 +17,7 @@ from tests.eval.conftest import make_tokenizer, vocabulary_texts
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.hostile_world import TINY_RUN, build_world
 from tests.reliability.input_cases import CASES
+from tests.reliability.treestate import changes, world_state
 
 from encoderlab.cli import main
 from encoderlab.train import checkpoint as ckpt
@@ -55,20 +56,19 @@ def assert_one_line(code: int, err: str, pattern: str, exit_code: int = 2) -> No
 
 def assert_refused_unchanged(root: Path, case: str, argv: str, pattern: str, capsys, monkeypatch) -> None:
     """Run `argv` ({w} = `root`) from `root`, with temporary files under it: one documented line, and
-    no file under `root` changed, added or made, nor any folder at any depth (a default output
-    folder, an empty leftover `mkdir`, a temporary folder not cleaned up)."""
+    no file under `root`, the working folder, $ENCODERLAB_HOME or the Hugging Face caches changed (its bytes or its
+    mtime), added or made, nor any folder at any depth (a default output folder, an empty leftover `mkdir`, a
+    temporary folder not cleaned up): `treestate.world_state`."""
     monkeypatch.chdir(root)
     (root / "tmp").mkdir(exist_ok=True)
     monkeypatch.setattr(tempfile, "tempdir", str(root / "tmp"))
-    before, paths = snapshot(root), sorted(root.rglob("*"))
+    before = world_state(root)
     code, err = cli(argv.format(w=root).split(), capsys)
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, root)
-    after = snapshot(root)
-    assert {k: v for k, v in after.items() if k in before} == before, "a refused command changed files"
-    assert set(after) == set(before), f"a refused command wrote {sorted(set(after) - set(before))}"
-    made = sorted(str(p.relative_to(root)) for p in set(root.rglob("*")) - set(paths))
-    assert not made, f"a refused command made {made}"
+    assert not changes(before, world_state(root)), (
+        f"a refused command left {changes(before, world_state(root))}"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,9 @@ and which files `--task-file` names (`task_files`: a folder stands for its task 
 A task's files are small labelled sets read whole by `datasets.load_dataset`, so a file task gets
 the columns and dtypes a hub dataset of the same files would. CSV, TSV and JSON lines may be
 gzip, bz2 or xz compressed (`train.jsonl.gz`, `dev.tsv.xz`): `datasets` recognises those by their
-leading bytes and unpacks them into its own cache once.
+leading bytes and unpacks them. Each read goes into memory through a temporary cache removed after it, not into
+`datasets`' own ($HF_DATASETS_CACHE), which kept an Arrow copy of every task file read, also by a command then
+refused; the cost, reading a small labelled set again on each command, is not worth a cache.
 
 Trade-offs. zstd is not read here, unlike in a pretraining corpus (`data.filekinds`): `datasets`
 would need python-zstandard, whose stream reader takes a truncated file as whole, and a labelled
@@ -20,6 +22,7 @@ import contextlib
 import csv
 import glob
 import io
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -227,13 +230,18 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
     tsv = builder == "csv" and all(plain_suffix(p) == ".tsv" for p in paths.values())
     extra = csv_options(paths.values(), tsv, where) if builder == "csv" else {}
     found = {}
-    with _quiet(import_datasets()):
+    # read into memory through a cache of its own, removed after: `datasets`' own cache ($HF_DATASETS_CACHE) kept
+    # an Arrow copy of every task file read, a refused command's too (a label column of names and numbers)
+    with _quiet(import_datasets()), tempfile.TemporaryDirectory(prefix="encoderlab-task-data-") as scratch:
         for s, p in paths.items():  # one at a time: loaded together, a split took the first one's columns
             try:
                 # escaped: `datasets` reads data_files as glob patterns, so `train[1].csv` read train1.csv
                 # beside it, silently, and `train*.csv` every CSV file of the folder
                 files = {s: glob.escape(str(p))}
-                found[s] = import_datasets().load_dataset(builder, data_files=files, **extra)[s]
+                read = import_datasets().load_dataset(
+                    builder, data_files=files, cache_dir=scratch, keep_in_memory=True, **extra
+                )
+                found[s] = read[s]
             except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
                 if plain_suffix(p) == ".jsonl":
                     _name_bad_json_line(p, s, where)
