@@ -6,6 +6,8 @@ all-reduce) or in its last micro-batch's forward (rank 0 waits in DDP's backward
 comm hook wraps). Rank 0 printed gloo's "Connection reset by peer" as a traceback; it now prints one line naming the rank
 that stopped and the `--resume` that continues, and exits 1 (`train/peerloss.py`). Other failures keep their
 traceback (`test_other_failures_are_not_taken_for_a_peers_death`).
+The run is then resumable as the line says: no lock nor its temporary files left, the step-3 checkpoint the
+last complete one, and the same two ranks with `--resume` train on to the end.
 
 The ranks are started as `torch.multiprocessing.spawn` would start them, but joined by hand: its join stops
 every other rank as soon as one exits non-zero, which here is rank 1 by design.
@@ -23,12 +25,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests.train.helpers import SPAWN_TIMEOUT_S, free_ports, tiny_run
+from tests.train.helpers import SPAWN_TIMEOUT_S, free_ports, metrics, tiny_run
 from tests.train.test_distributed import TWO
 
 from encoderlab.config import save_yaml
+from encoderlab.locks import is_lock_file
+from encoderlab.model.runlayout import complete_checkpoints
 from encoderlab.train.distributed import World
 from encoderlab.train.peerloss import lost_peer
+from encoderlab.train.runfolder import LOCK
 
 pytestmark = pytest.mark.distributed
 
@@ -58,12 +63,22 @@ def _rank(rank: int, root: str, port: int, where: str) -> None:
 
     if where == "step":
         step.TrainStep.step = dying_as_a_step_starts
-    else:
+    elif where == "backward":
         step.batch_loss = dying_in_the_last_forward
+    resume = ["--resume"] if where == "resume" else []
     err, code = io.StringIO(), 0
     with contextlib.redirect_stderr(err):
         try:
-            main(["pretrain", "--config", str(Path(root) / "two.yaml"), "--out", str(Path(root) / "run")])
+            main(
+                [
+                    "pretrain",
+                    "--config",
+                    str(Path(root) / "two.yaml"),
+                    "--out",
+                    str(Path(root) / "run"),
+                    *resume,
+                ]
+            )
         except SystemExit as exc:
             code = exc.code
         except BaseException as exc:  # what the old code did (gloo's RuntimeError)
@@ -71,9 +86,8 @@ def _rank(rank: int, root: str, port: int, where: str) -> None:
     (Path(root) / f"{rank}.json").write_text(json.dumps({"code": code, "stderr": err.getvalue()}))
 
 
-@pytest.mark.parametrize("where", ["step", "backward"])
-def test_a_rank_that_dies_mid_step_is_one_line_on_rank_zero_naming_it_and_the_resume(tmp_path, where):
-    save_yaml(tiny_run(tmp_path / "unused", layout=TWO), tmp_path / "two.yaml")
+def _two_ranks(tmp_path: Path, where: str) -> list[int | None]:
+    """The exit codes of two ranks of `two.yaml` into `tmp_path/run`, rank 1 dying `where` (or none: "resume")."""
     spawn = multiprocessing.get_context("spawn")
     port = free_ports(1)[0]
     ranks = [spawn.Process(target=_rank, args=(rank, str(tmp_path), port, where)) for rank in (0, 1)]
@@ -85,7 +99,13 @@ def test_a_rank_that_dies_mid_step_is_one_line_on_rank_zero_naming_it_and_the_re
     for process in hung:
         process.kill()
     assert not hung, f"ranks still running after {SPAWN_TIMEOUT_S} s: a hang"
-    assert [process.exitcode for process in ranks] == [0, 9]  # rank 0 recorded its outcome; rank 1 died
+    return [process.exitcode for process in ranks]
+
+
+@pytest.mark.parametrize("where", ["step", "backward"])
+def test_a_rank_that_dies_mid_step_is_one_line_on_rank_zero_naming_it_and_the_resume(tmp_path, where):
+    save_yaml(tiny_run(tmp_path / "unused", layout=TWO), tmp_path / "two.yaml")
+    assert _two_ranks(tmp_path, where) == [0, 9]  # rank 0 recorded its outcome; rank 1 died
     said = json.loads((tmp_path / "0.json").read_text())
     run = tmp_path / "run"
     assert said["code"] == 1, said["code"]  # was: "RuntimeError: [.../pair.cc:537] Read error ... by peer"
@@ -96,6 +116,11 @@ def test_a_rank_that_dies_mid_step_is_one_line_on_rank_zero_naming_it_and_the_re
         f"({run / 'checkpoints' / 'step_0000003'})"
     )
     assert "Traceback" not in said["stderr"]
+    # resumable from that checkpoint, as the line says: no lock nor its temporary files left, and the resume ends
+    left = sorted(p.name for p in run.iterdir() if is_lock_file(p.name, LOCK))
+    assert left == [] and complete_checkpoints(run)[-1] == DIES_AT, left
+    assert _two_ranks(tmp_path, "resume") == [0, 0]
+    assert [r["step"] for r in metrics(run)] == list(range(1, 7))
 
 
 def test_other_failures_are_not_taken_for_a_peers_death(tmp_path):
