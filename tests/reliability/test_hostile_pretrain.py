@@ -13,6 +13,7 @@ import pytest
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
 from tests.reliability.hostile_world import TINY_RUN as RUN  # two CLM steps, a checkpoint after each
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.reliability.treestate import changes, world_state
 
 from encoderlab.model.io import save_model_folder
 from encoderlab.train import checkpoint as ckpt
@@ -106,11 +107,13 @@ REFUSED_BEFORE_WRITING = [
 @pytest.mark.parametrize(
     "extra,pattern", [c[1:] for c in REFUSED_BEFORE_WRITING], ids=[c[0] for c in REFUSED_BEFORE_WRITING]
 )
-def test_refused_runs_leave_nothing_and_a_retry_runs(w, tmp_path, capsys, extra, pattern):
+def test_refused_runs_leave_nothing_and_a_retry_runs(w, tmp_path, capsys, monkeypatch, extra, pattern):
     out = tmp_path / "new"
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path, w)  # --out's parent, the working folder, the caches
     code, err = pretrain(w, out, *extra.split(), capsys=capsys)
     assert_one_line(code, err, pattern)
-    assert not out.exists()  # no config.yaml, env.json or metrics.jsonl stub
+    assert not changes(before, world_state(tmp_path, w)), changes(before, world_state(tmp_path, w))
     code, err = pretrain(w, out, capsys=capsys)
     assert code == 0, err
 

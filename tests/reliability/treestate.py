@@ -56,7 +56,8 @@ def tree_state(root: Path) -> dict[str, tuple]:
 
 
 def world_state(*folders: Path) -> dict[str, dict[str, tuple]]:
-    """`tree_state` of each of `folders`, of the working folder and of the folders `ENVIRONMENT_FOLDERS` name."""
+    """`tree_state` of each of `folders`, of the working folder and of the folders `ENVIRONMENT_FOLDERS` name.
+    A test changes into a folder of its own first: the working folder of a test run may be one others write."""
     named = [os.environ.get(name) for name in ENVIRONMENT_FOLDERS]
     roots = {str(Path(p).absolute()) for p in [*folders, Path.cwd(), *filter(None, named)]}
     return {root: tree_state(Path(root)) for root in sorted(roots)}
