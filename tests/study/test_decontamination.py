@@ -40,6 +40,15 @@ def test_the_sets_are_the_long_text_ones_among_the_studys_own_tasks(tmp_path):
     assert decontamination_sets(_spec(corpus, ("tweets", "brown-pos"))) == ()
 
 
+def test_an_own_corpus_is_cleaned_of_pubmedqas_abstracts_when_the_study_tests_on_them(tmp_path):
+    """pubmedqa-retrieval and pubmedqa test on PubMedQA's abstracts (paper 2's demo and cpu scales): the `biomed`
+    asset leaves them out, but an own biomedical corpus in their place was cleaned against nothing, and the plan
+    said the tasks read no long-text set."""
+    corpus = tmp_path / "c.jsonl"
+    assert decontamination_sets(_spec(corpus, ("pubmedqa-retrieval",))) == ("pubmedqa",)
+    assert decontamination_sets(_spec(corpus, ("pubmedqa", "tweets"))) == ("pubmedqa",)
+
+
 def test_the_sets_are_in_the_prepare_key_only_when_there_are_some(tmp_path):
     corpus = tmp_path / "c.jsonl"
     keyed = build_graph(_spec(corpus), real_backend()).nodes["prepare/main"]

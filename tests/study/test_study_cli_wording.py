@@ -124,7 +124,7 @@ def test_the_plan_says_why_a_dataset_is_decontaminated_against_nothing():
     and for `decontaminate: true` in a study whose tasks read no set it is done against (the demo's)."""
     assert _dataset_line().endswith(
         "; decontaminated against nothing: that is done against the long-text evaluation assets its tasks read "
-        "(squad-v1-dev, squad-shifts-*, boolq, vitaminc, bbc-news), and its tasks read none"
+        "(squad-v1-dev, squad-shifts-*, boolq, vitaminc, bbc-news, pubmedqa), and its tasks read none"
     )
     assert _dataset_line(decontaminate=False).endswith("; not decontaminated (decontaminate: false)")
 

@@ -51,6 +51,9 @@ EVAL_ASSETS = (
     "boolq",
     "vitaminc",
     "bbc-news",
+    # PubMedQA's abstracts: the domain suite's pubmedqa-retrieval and pubmedqa test on them and paper 2's CKA
+    # reads them. The `biomed` asset leaves them out, but a user's own biomedical corpus may well hold them.
+    "pubmedqa",
 )
 MAX_NGRAM = 1000
 """The longest `--ngram` accepted, in words. Practice is 8 to 50 words (PaLM 8, GPT-3 and Dolma 13, the

@@ -106,7 +106,7 @@ def required_assets(spec: StudySpec) -> list[str]:
 
 def decontamination_sets(spec: StudySpec) -> tuple[str, ...]:
     """The evaluation sets a study's datasets are decontaminated against: the long-text sets
-    (`data.decontaminate.EVAL_ASSETS`: SQuAD and its shifts, BoolQ, VitaminC, BBC News) among the
+    (`data.decontaminate.EVAL_ASSETS`: SQuAD and its shifts, BoolQ, VitaminC, BBC News, PubMedQA) among the
     assets its tasks read, which the study fetches anyway. Decided by the study alone: before, every
     evaluation set that happened to be fetched was used, so one study key held other data on a
     machine that had fetched more. The test splits of the study's own task files (`eval.task_files`) follow,

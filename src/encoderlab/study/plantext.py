@@ -165,9 +165,14 @@ def _decontamination_text(spec, d: DataSpec) -> str:
         return "not decontaminated (decontaminate: false)"
     if against := dataset_decontamination(spec, d):
         return f"decontaminated against {', '.join(against)}"
+    from encoderlab.data.decontaminate import EVAL_ASSETS
+
+    sets = ", ".join(a for a in EVAL_ASSETS if not a.startswith("squad-shifts-")).replace(
+        "squad-v1-dev", "squad-v1-dev, squad-shifts-*"
+    )
     return (
         "decontaminated against nothing: that is done against the long-text evaluation assets its tasks read "
-        "(squad-v1-dev, squad-shifts-*, boolq, vitaminc, bbc-news), and its tasks read none"
+        f"({sets}), and its tasks read none"
     )
 
 
