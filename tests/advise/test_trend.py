@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from scipy import stats
 from tests.advise.advise_fixtures import LOSS, made_up_ladder
 
 from encoderlab.advise.decide import advise
@@ -14,7 +15,15 @@ from encoderlab.advise.ladder import Ladder, Metric
 from encoderlab.advise.predict import Target
 from encoderlab.advise.report import format_advice
 from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
-from encoderlab.advise.trend import RISE_LEVEL, dominated_pairs, rise_critical, trend
+from encoderlab.advise.trend import (
+    RISE_LEVEL,
+    TREND_Z,
+    Trend,
+    dominated_pairs,
+    rise_critical,
+    trend,
+    trend_warnings,
+)
 
 IMPROVING = [(3.0, 3.02), (2.6, 2.62), (2.3, 2.32), (2.1, 2.12)]
 WORSENING = [(1.6, 1.62), (1.7, 1.72), (1.8, 1.82), (1.9, 1.92)]  # +0.1 a rung, seed noise ~0.01
@@ -261,3 +270,19 @@ def test_a_2d_ladder_pairs_rungs_by_size_and_tokens_not_compute():
     )
     assert {tuple(p) for p in np.transpose(dominated_pairs(rungs, two_d=True))} == {(0, 2), (1, 2)}
     assert len(np.transpose(dominated_pairs(rungs, two_d=False))) == 3
+
+
+def test_the_slope_warning_gives_the_bar_an_improving_ladder_missed():
+    """Two rungs of two seeds (one degree of freedom) whose means fall by 5 standard errors: not enough for
+    Student's one-sided 95% quantile on 1 df. The warning said "does not improve ... a ladder that is flat or
+    getting worse" beside a slope and standard error that read as a clear improvement, and named no bar."""
+    slope, se = -0.374, 0.0719
+    (warning,) = trend_warnings([Trend("MLM-30", slope, se, df=1)], "lower")
+    bar = (
+        f"{-slope / se:.3g} standard errors towards better, where improving needs {stats.t.ppf(0.95, 1):.3g}"
+    )
+    assert bar in warning and "Student's t on 1 degree of freedom" in warning
+    assert "as this one may be (its improvement is within seed noise)" in warning
+    (rising,) = trend_warnings([Trend("CLM", 0.1, 0.05, df=None)], "lower")
+    assert f"improving needs {TREND_Z:.3g}, the one-sided 95% quantile of the normal" in rising
+    assert "as this one may be" not in rising

@@ -203,11 +203,24 @@ def trend_warnings(flagged: list[Trend], better: str) -> tuple[str, ...]:
 
 
 def _slope_warning(t: Trend, better: str) -> str:
+    """The slope, its standard error and the bar it missed. Without the bar, a ladder improving by 5 standard
+    errors on one degree of freedom (Student's 6.31 needed) read as "does not improve ... flat or getting worse"
+    beside numbers that showed it improving."""
     sign = 1.0 if better == "lower" else -1.0
+    noise = f"Student's t on {t.df} degree{'s' if t.df != 1 else ''} of freedom" if t.df else "the normal"
+    bar = (
+        f"{-t.slope / t.se:.3g} standard errors towards better, where improving needs {t.critical:.3g}, "
+        f"the one-sided 95% quantile of {noise}; "
+        if t.se > 0
+        else ""
+    )
+    ladder = "is flat or getting worse" + (
+        ", as this one may be (its improvement is within seed noise)" * (t.slope < 0)
+    )
     return (
         f"{t.schedule} does not improve with compute beyond its seed noise: its rung means move by "
-        f"{sign * t.slope:+.3g} per tenfold compute (standard error from seed noise {t.se:.3g}; {better} is "
-        f"better). {_unreliable(t.schedule, 'is flat or getting worse')}"
+        f"{sign * t.slope:+.3g} per tenfold compute (standard error from seed noise {t.se:.3g}: {bar}{better} is "
+        f"better). {_unreliable(t.schedule, ladder)}"
     )
 
 
