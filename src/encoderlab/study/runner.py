@@ -207,6 +207,9 @@ def run_graph(
             while pending or running:
                 for node in _ready(pending, markers, jobs - len(running)):
                     pending.remove(node)
+                    # named before it is submitted: at --jobs 1 submit runs the node, and the bar named the
+                    # node before it (finished) for the minutes this one ran
+                    bar.set_postfix_str(", ".join([*(n.name for n in running.values()), node.name])[-60:])
                     inputs = {d: _output(study_dir, graph.nodes[d], markers[d]) for d in node.deps}
                     ctx = NodeContext(
                         node=node,
