@@ -103,3 +103,21 @@ def test_a_folder_near_no_model_keeps_the_general_line(tmp_path, capsys):
         assert_one_line(
             code, err, rf"{given} is neither an encoderlab model/run/checkpoint folder nor a Hugging Face"
         )
+
+
+def test_a_runs_checkpoints_folder_names_its_steps_and_the_latest(tmp_path):
+    """A run's `checkpoints/` (its `step_N/` folders hold the model in `model/`, which the loads read) was
+    "neither an encoderlab model/run/checkpoint folder nor a Hugging Face folder": the step folders were not
+    seen as holding a model, as a Trainer's `checkpoint-N/` were. Found by the paper-2 hunt (2026-12-06), passing a
+    study run's `run/checkpoints` to `analyze cka` for the decay trajectory docs/reproduce.md describes."""
+    from encoderlab.model.nearmodel import near_model
+    from encoderlab.model.sources import FORMAT
+
+    ckpts = tmp_path / "run" / "checkpoints"
+    for step in (40, 44):
+        (ckpts / f"step_{step:07d}" / "model").mkdir(parents=True)
+        (ckpts / f"step_{step:07d}" / "model" / "config.json").write_text(json.dumps({"format": FORMAT}))
+    assert near_model(ckpts) == (
+        f"{ckpts} holds no model itself (no config.json) but its subfolders {ckpts / 'step_0000040'}, "
+        f"{ckpts / 'step_0000044'} do; pass one of them (the latest: {ckpts / 'step_0000044'})"
+    )

@@ -3,7 +3,8 @@
 A path that holds no model was refused with "pass a folder that holds a model", which left the user to
 find it. Three near misses are common enough to name the folder to pass: a file of a model folder
 (`model.safetensors`, `config.json`), a sentence-transformers folder of the old layout whose transformer
-lies in `0_Transformer/`, and Hugging Face Trainer's `output_dir` holding `checkpoint-N/` folders.
+lies in `0_Transformer/`, Hugging Face Trainer's `output_dir` holding `checkpoint-N/` folders, and an
+encoderlab run's `checkpoints/` holding `step_N/` ones.
 Only one level down is looked at, and only folders that hold a model by the loaders' own marks
 (an encoderlab model or run folder, or a config.json beside weights, so `1_Pooling/config.json` is
 none): a deeper walk would cost a tree's listing and guess. The line is the refusal's only; nothing is
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from encoderlab.model.sources import is_model_folder
+from encoderlab.model.sources import model_folder_in
 
 WEIGHTS = (
     "model.safetensors",
@@ -29,8 +30,9 @@ WEIGHTS = (
 is the load's, in the folder named)."""
 SHOWN = 3
 """Subfolders named in the line; the rest are counted."""
-TRAINER_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-"""Hugging Face Trainer's `checkpoint-{global_step}` subfolder of its `output_dir`."""
+TRAINER_CHECKPOINT = re.compile(r"^(checkpoint-|step_)(\d+)$")
+"""Hugging Face Trainer's `checkpoint-{global_step}` subfolder of its `output_dir`, and an encoderlab run's
+`checkpoints/step_{step:07d}` (whose model is in its `model/`)."""
 
 
 def _natural(folder: Path) -> tuple[str | int, ...]:
@@ -48,7 +50,7 @@ def _latest(found: list[Path]) -> str:
 
 
 def _holds_model(folder: Path) -> bool:
-    if is_model_folder(folder) or is_model_folder(folder / "final"):
+    if model_folder_in(folder) is not None:  # itself, a run's final/ or a checkpoint's model/, as loads read
         return True
     return (folder / "config.json").is_file() and any((folder / w).is_file() for w in WEIGHTS)
 
