@@ -231,3 +231,23 @@ def test_a_finished_run_without_its_config_says_what_to_restore(tmp_path):
         UserError, match=r"finished run pretrain/mlm40 has no run/config.yaml, .*; restore its run folder"
     ):
         read_study(study, "val/mlm15")
+
+
+def test_a_study_whose_finished_runs_all_continue_a_model_is_refused_for_that(tmp_path):
+    """Paper 2's study continues one checkpoint: every finished run was left out, and the refusal said "run or
+    finish the study first" of a study that had finished them (found by the paper-2 hunt, 2026-12-06)."""
+    study = tmp_path / "study"
+    folder = write_node(study, "pretrain", "pretrain/detour", "b" * 64, {})
+    (folder / "run").mkdir()
+    save_yaml(
+        build_recipe("cpt-mlm", ["init=minilm", "steps=10", "warmup=1", "decay=2"]),
+        folder / "run" / "config.yaml",
+    )
+    (study / "graph.json").write_text(json.dumps([{"name": "pretrain/detour", "key": "b" * 64}]))
+    with pytest.raises(UserError) as refused:
+        read_study(study, "val/mlm15")
+    assert str(refused.value) == (
+        f"{study} holds no pretraining run from scratch: its finished runs continue a model (pretrain/detour from "
+        "minilm), so none is on a ladder of sizes and budgets; advise a ladder study of runs from scratch, or a "
+        "ladder file (docs/advise.md)"
+    )

@@ -269,7 +269,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
     graph = _graph(study)
     _check_task(study, graph, metric)
     nodes = _nodes(study, graph)
-    runs, notes = [], []
+    runs, notes, continued = [], [], []
     for node in (n for n in nodes.values() if n.kind == "pretrain"):
         config, metrics = node.folder / "run" / "config.yaml", node.folder / "run" / "metrics.jsonl"
         if not config.is_file():  # it said "config file ... does not exist", with no fix
@@ -279,6 +279,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
             )
         cfg = load_yaml(RunConfig, config)
         if cfg.model.init:
+            continued.append(f"{node.name} from {cfg.model.init}")
             notes.append(
                 f"{node.name} continues {cfg.model.init}, so it is not on a from-scratch ladder: left out"
             )
@@ -305,10 +306,21 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
             )
         )
     if not runs:
-        raise UserError(
-            f"{study} holds no finished pretraining run from scratch; run or finish the study first"
-        )
+        raise UserError(_no_run(study, continued))
     return runs, notes + _unfinished(study, graph, nodes)
+
+
+def _no_run(study: Path, continued: list[str]) -> str:
+    """The refusal of a study with no run to advise from. A study whose finished runs all continue a model
+    (paper 2's, which continue one checkpoint) was told to "run or finish the study first", which it had."""
+    if not continued:
+        return f"{study} holds no finished pretraining run from scratch; run or finish the study first"
+    shown = ", ".join(continued[:3]) + (f" and {len(continued) - 3} more" if len(continued) > 3 else "")
+    return (
+        f"{study} holds no pretraining run from scratch: its finished runs continue a model ({shown}), so none "
+        "is on a ladder of sizes and budgets; advise a ladder study of runs from scratch, or a ladder file "
+        "(docs/advise.md)"
+    )
 
 
 def _logged(records: list[dict], key: str, metrics: Path, *, none_ok: bool = False) -> list[float]:
