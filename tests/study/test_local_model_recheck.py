@@ -212,3 +212,39 @@ def test_a_cka_node_refuses_a_model_compared_as_is_replaced_since_the_graph_was_
         UserError, match=r"^model\.safetensors of model folder .* changed since the study's graph"
     ):
         run_cka(ctx)
+
+
+def test_a_model_replaced_between_the_recheck_and_the_trainers_load_is_refused_before_the_run_writes(
+    tmp_path, monkeypatch
+):
+    """The pretraining node rechecks its start folder, then builds the run; the folder replaced in between was
+    loaded, trained and scored under the old key. Now the identity the trainer records of what it loaded
+    (`Trainer.start_model_identity`) is compared with the key before the run writes anything: refused as a
+    folder changed since the graph was built, with no run folder left; the rerun trains the new files."""
+    from encoderlab.study import localmodels
+
+    study, out = _folders(tmp_path, ", recipe: cpt-mlm, steps: 2"), tmp_path / "out"
+    real, checked = localmodels.check_model, []
+
+    def check_then_replace(*args, **kwargs):
+        real(*args, **kwargs)  # the node's recheck passes: the folder is as keyed
+        if not checked:  # then the user replaces it, before the trainer loads it
+            checked.append(args[0])
+            _replace_weights(tmp_path)
+
+    monkeypatch.setattr(localmodels, "check_model", check_then_replace)
+    line = _refusal(study, out, real_backend())
+    assert checked == [str(tmp_path / "model")]
+    assert re.fullmatch(
+        rf"study node pretrain/start: model\.safetensors of model folder {tmp_path / 'model'} changed since the "
+        r"study's graph was built, which keyed this node by the files as they were then; run "
+        rf"`encoderlab study run {out}` again \(its graph is rebuilt, keyed by the files as they are now; "
+        r"finished nodes are kept\), or restore the files",
+        line,
+    ), line
+    # no run, half-trained or not, under the old key
+    assert list((out / "nodes" / "pretrain").glob("*")) == []
+    assert _records(out) == {}
+    monkeypatch.undo()
+    run_study(load_study_file(study), out, real_backend(), progress=False)
+    assert len(_records(out)) == 1  # the rerun: keyed by the new files

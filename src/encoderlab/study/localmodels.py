@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +38,7 @@ from encoderlab.errors import UserError
 
 if TYPE_CHECKING:
     from encoderlab.study.runner import NodeContext
+    from encoderlab.train.trainer import Trainer
 
 
 @dataclass(frozen=True)
@@ -105,12 +106,16 @@ def model_files(source: str, identity: str) -> dict[str, str]:
     return dict(read.files) if read is not None and read.identity == identity else {}
 
 
-def check_model(source: str, keyed: str, files: Mapping[str, str], study_dir: Path) -> None:
+def check_model(
+    source: str, keyed: str, files: Mapping[str, str], study_dir: Path, loaded: str | None = None
+) -> None:
     """Refuse to load `source` unless it still holds the files whose identity `keyed` the node's key holds;
     `files`: their digests as the graph read them (`model_files`; {} when not known), to name those that
-    changed. One line, naming the folder, the files and the fix; nothing is written."""
+    changed; `loaded`: the identity of what a load read already (`check_loaded`; None: not known), another
+    than `keyed` refused even where the folder holds the keyed files again. One line, naming the folder, the
+    files and the fix; nothing is written."""
     now = read_model(source)
-    if now is not None and now.identity == keyed:
+    if now is not None and now.identity == keyed and loaded in (None, keyed):
         return
     again = f"run `encoderlab study run {study_dir}` again"
     if now is None:
@@ -128,15 +133,19 @@ def check_model(source: str, keyed: str, files: Mapping[str, str], study_dir: Pa
     )
 
 
-def recheck(ctx: NodeContext, source: str, keyed: str | None, model: str | None = None) -> None:
-    """`check_model` for the node of `ctx` about to load `source` (`model`: a CKA node's id of it), whose key
-    holds `keyed` (None: a name, not a local folder: nothing to check); refused, the node's folder goes again
-    when the node wrote nothing into it, so a rerun lists no folder of an earlier version."""
+def recheck(
+    ctx: NodeContext, source: str, keyed: str | None, model: str | None = None, loaded: str | None = None
+) -> None:
+    """`check_model` for the node of `ctx` about to load `source` (`model`: a CKA node's id of it; `loaded`:
+    the identity of what it loaded, `check_loaded`), whose key holds `keyed` (None: a name, not a local
+    folder: nothing to check); refused, the node's folder goes again when the node wrote nothing into it, so
+    a rerun lists no folder of an earlier version."""
     if keyed is None:
         return
     parts = ctx.node.aside.get("source_files", {})
+    files = parts.get(model, {}) if model is not None else parts
     try:
-        check_model(source, keyed, parts.get(model, {}) if model is not None else parts, ctx.study_dir)
+        check_model(source, keyed, files, ctx.study_dir, loaded)
     except UserError:
         with contextlib.suppress(OSError):  # not empty: a pretraining node's partial run, kept
             ctx.out_dir.rmdir()
@@ -147,3 +156,21 @@ def recheck_sources(ctx: NodeContext, sources: Mapping[str, str], keyed: Mapping
     """`recheck` of each model a CKA node compares as is from a local folder (`CkaNode.source_files`)."""
     for model, files in keyed.items():
         recheck(ctx, sources[model], files, model)
+
+
+def check_loaded(ctx: NodeContext, source: str, keyed: str | None) -> Callable[[Trainer, int], None]:
+    """The `before_start` hook of a pretraining node continuing `source`, whose key holds `keyed` (None:
+    nothing to check): the folder was rechecked before the run was built (`recheck`), but could be replaced
+    between that check and the trainer's load. Once the trainer has loaded it, and before it writes anything,
+    the identity it will record of its start model (`Trainer.start_model_identity`: hashed once, from the files
+    it loaded, and the one its checkpoints hold) must be `keyed`; else the node is refused as `check_model`
+    refuses it, and leaves no folder, so no run of other files lies under the old key. Only a refusal reads
+    the folder again, to name the files that changed: the identity and the key are both
+    `readfiles.files_identity` of the files the load reads, so no second hash of the weights is needed."""
+
+    def check(trainer: Trainer, stop: int) -> None:
+        loaded = trainer.start_model_identity() if keyed is not None else None
+        if loaded is not None and loaded != keyed:
+            recheck(ctx, source, keyed, loaded=loaded)
+
+    return check

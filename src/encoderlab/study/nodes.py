@@ -32,7 +32,7 @@ from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
-from encoderlab.study.localmodels import model_files, recheck, recheck_sources
+from encoderlab.study.localmodels import check_loaded, model_files, recheck, recheck_sources
 from encoderlab.study.needs import (
     corpus_sources,
     dataset_decontamination,
@@ -287,7 +287,8 @@ def run_pretrain(ctx: NodeContext) -> dict:
     if branch is not None:  # start where the base's training stops being this run's (study/branch.py)
         seed_branch(out, ctx.inputs[branch.node].path / "run", branch.step, run)
     resume = (out / "config.yaml").exists()
-    pretrain(run, resume=resume, force=resume and _moved_only(out, run))
+    after_load = check_loaded(ctx, node.run.model.init or "", node.init_files)  # replaced since the recheck
+    pretrain(run, resume=resume, force=resume and _moved_only(out, run), before_start=after_load)
     records = read_records(out / "metrics.jsonl")
     shared = branch.step if branch else 0
     own = [r for r in records if r.get("step", 0) > shared]  # the base's steps are counted in the base

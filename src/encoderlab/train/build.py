@@ -165,7 +165,8 @@ class InitIdentity:
     weights (minutes for a large one), and one run asks up to three times (its resume check, that check again
     under the run folder's lock, the record of a start). The trainer asks on rank 0 only and as late as it
     can: a start hashes once every refusal has passed, just before its run folder is created
-    (`Trainer._claim`), so a refused start hashes nothing and an unreadable file writes nothing, and a resume
+    (`Trainer._claim`), so a refused start hashes nothing and an unreadable file writes nothing (a caller's
+    `before_start` may ask for it, `Trainer.start_model_identity`: hashed then, once all the same), and a resume
     only where `model.init` changed (`runfolder.check_run_folder`). The trade-off: the content recorded is
     hashed a few moments after the load, not from the loaded bytes themselves."""
 

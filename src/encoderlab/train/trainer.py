@@ -151,6 +151,16 @@ class Trainer:
         check_sinks(cfg.sinks)
         # Nothing is written yet: `run` creates the folder once every check has passed.
 
+    def start_model_identity(self) -> str | None:
+        """The identity of the start model this run's checkpoints will record (`init`, `build.INIT_VERSION`), for
+        a caller's `before_start` to compare with its own (a study's node key: `study.localmodels.check_loaded`):
+        a start's, hashed from the files the build just loaded and kept, so `_claim` records this very value
+        without reading them again. None where the run reads no start model now (a resume: its checkpoint holds
+        the weights) or records none (no local `model.init`; a rank other than 0, which writes nothing)."""
+        if self._resumed_from is not None or not self.world.is_main:
+            return None
+        return self._init_identity.of_start(self.train_step.start_tokenizer)
+
     def check_ranks_agree(self) -> None:
         """Refuse, on a rank started otherwise than rank 0, a run whose ranks would train different
         things: another --out or config (a node whose command or working folder differs), or another
