@@ -63,3 +63,36 @@ def test_a_yaml_file_value_keeps_yaml_quotes(tmp_path):
         load_yaml(RunConfig, path)
     assert str(refused.value).endswith('mask_token: expected str, got 7; quote it ("7") to give it as text')
     assert "shell" not in str(refused.value)
+
+
+_PHASE = "{objective: {type: clm}, steps: 2, freeze: ITEM}"
+
+
+@pytest.mark.parametrize("item, text", [("7", "7"), ("[low]", "[low]"), ("yes", "yes"), ("1e5", "1e5")])
+def test_an_item_inside_a_typed_list_gets_the_whole_value_back_and_following_it_works(item, text):
+    """`--set 'phases=[{..., freeze: 7}]'` was told YAML's `quote it ("7")` (and `'[low]'` for a list):
+    inside the shell's single quotes that a flow value needs, `'[low]'` ends them and the shell passed the
+    same value on again; a boolean's fix named no spelling at all. The fix is now the whole value, the item
+    quoted in it, and typing it as the shell reads it (`shlex.split`) gives the item as written."""
+    cfg = build_recipe("smoke-detour", [])
+    typed = f"phases=[{_PHASE.replace('ITEM', item)}]"
+    with pytest.raises(UserError) as refused:
+        apply_overrides(cfg, [typed])
+    line = str(refused.value)
+    assert line.startswith("phases[0].freeze: expected str, got "), line
+    found = re.search(r"quote it inside the shell's quotes to give it as text: (.+)$", line)
+    assert found, line
+    (fixed,) = shlex.split(found.group(1))
+    assert fixed.startswith("phases=[{objective: {type: clm}, steps: 2, freeze: "), fixed
+    assert apply_overrides(cfg, [fixed]).phases[0].freeze == text
+
+
+def test_an_item_fix_keeps_the_rest_of_the_value_as_typed_with_its_own_quotes():
+    """A value holding a single quote of its own (`name: 'x y'`) is still passed on whole by the shell."""
+    cfg = build_recipe("smoke-detour", [])
+    typed = "phases=[{objective: {type: clm}, steps: 2, name: 'a b', freeze: 7}]"
+    with pytest.raises(UserError) as refused:
+        apply_overrides(cfg, [typed])
+    (fixed,) = shlex.split(str(refused.value).split("to give it as text: ", 1)[1])
+    phase = apply_overrides(cfg, [fixed]).phases[0]
+    assert (phase.name, phase.freeze) == ("a b", "7")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -111,13 +112,23 @@ class NotText(WrongType):
     `quoted` is the value in YAML's quotes, None where its spelling is lost (a boolean: `on` and `yes` both
     read as True); `where` is the field, as `config.coerce` names it."""
 
-    def __init__(self, where: str, got: str, quoted: str | None, typed: tuple[str, str] | None = None):
+    def __init__(
+        self, where: str, got: str, quoted: str | None, typed: tuple[str, str] | None = None, fix: str = ""
+    ):
         self.where, self.got, self.quoted = where, got, quoted
-        super().__init__(f"{where}: expected str, got {got}", text_fix(quoted, typed))
+        super().__init__(f"{where}: expected str, got {got}", fix or text_fix(quoted, typed))
 
     def on_command_line(self, key: str, raw: str) -> NotText:
         """This refusal for the value `raw` typed as `key=raw` on a command line: the shell's form of the fix."""
         return NotText(self.where, self.got, self.quoted, (key, raw.strip()))
+
+    def in_typed_value(self, key: str, raw: str, path: list[str]) -> NotText:
+        """This refusal for an item at `path` (keys and indices) inside the value `raw` typed as `key=raw`
+        (`phases=[{..., freeze: 7}]`): the whole `key=value` to type, that item quoted in it. YAML's
+        quotes alone (`quote it ("7")`) were the hint before, and a `'[a]'` inside the shell's single
+        quotes ends them, so the shell passed `[a]` on and the same refusal came back. Where the item
+        cannot be found in the text (JSON that YAML does not read), the YAML form stays."""
+        return NotText(self.where, self.got, self.quoted, fix=item_fix(key, raw, path) or "")
 
 
 def text_fix(quoted: str | None, typed: tuple[str, str] | None = None) -> str:
@@ -139,12 +150,53 @@ def command_line_values(typed: Mapping[str, tuple[str, str]]) -> Iterator[None]:
     """Within it, a `NotText` about a value typed on a command line gets the shell's form of its fix.
     `typed` maps each such field, as `config.coerce` names it (`detour.freeze`, `phases.0.freeze`; an
     index may be written [0]), to (key, raw text) as typed. A value of any other field (a recipe's own, a
-    config file's) keeps YAML's form, and so does an item of a typed list: its whole value would need
-    rewriting."""
+    config file's) keeps YAML's form. An item inside a typed list or mapping (`phases.0.freeze` of a typed
+    `phases=[...]`) gets the whole typed value back with that item quoted (`NotText.in_typed_value`)."""
     try:
         yield
     except NotText as exc:
-        item = typed.get(re.sub(r"\[(\d+)\]", r".\1", exc.where))
-        if item is None:
-            raise
-        raise exc.on_command_line(*item) from None
+        where = re.sub(r"\[(\d+)\]", r".\1", exc.where)
+        if (item := typed.get(where)) is not None:
+            raise exc.on_command_line(*item) from None
+        for field_name, (key, raw) in typed.items():
+            if where.startswith(f"{field_name}."):
+                raise exc.in_typed_value(key, raw, where[len(field_name) + 1 :].split(".")) from None
+        raise
+
+
+def _item_span(raw: str, path: list[str]) -> tuple[int, int] | None:
+    """Where the item at `path` (mapping keys, list indices) is written in the YAML text `raw`: the span
+    of its characters, from the composed nodes' marks; None where `raw` is no YAML or holds no such item."""
+    try:
+        node = yaml.compose(raw, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    for part in path:
+        if isinstance(node, yaml.SequenceNode) and part.isdigit() and int(part) < len(node.value):
+            node = node.value[int(part)]
+        elif isinstance(node, yaml.MappingNode):
+            found = [v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part]
+            if not found:
+                return None
+            node = found[-1]  # as PyYAML keeps the last of a repeated key
+        else:
+            return None
+    return node.start_mark.index, node.end_mark.index
+
+
+def item_fix(key: str, raw: str, path: list[str]) -> str | None:
+    """The fix of a text item at `path` inside a value typed as `key=raw`: the whole `key=value`, the item
+    as written in YAML's quotes (its spelling kept: `yes` stays yes, not True), the value in the shell's
+    quotes (single ones where the value holds none, else `shlex.quote`'s form), so that the shell passes
+    on exactly the quoted value. None where the item is not found in the text."""
+    span = _item_span(raw, path)
+    if span is None:
+        return None
+    start, end = span
+    written = raw[start:end]
+    # YAML's double quotes read a backslash as an escape; its single quotes double a quote inside
+    single = '"' in written or "\\" in written
+    item = "'" + written.replace("'", "''") + "'" if single else f'"{written}"'
+    value = (raw[:start] + item + raw[end:]).strip()
+    shell = f"'{value}'" if "'" not in value else shlex.quote(value)
+    return f"quote it inside the shell's quotes to give it as text: {key}={shell}"
