@@ -30,6 +30,7 @@ from encoderlab.configforms import (
     scalar_fix,
 )
 from encoderlab.errors import UserError, WrongType, closest, not_utf8, save_as_utf8, shown
+from encoderlab.paths import typed
 from encoderlab.words import noun
 from encoderlab.yamltext import (
     Numeral,
@@ -489,7 +490,7 @@ def _refuse_other_kind(data: dict, path: Path, what: str) -> None:
     for kind, (key, use) in FILE_KINDS.items():
         if kind != what and key in data and own not in data:
             raise UserError(
-                f"{what} {path} is a {kind} (it has `{key}:`, not `{own}:`); {use.format(path=path)}"
+                f"{what} {path} is a {kind} (it has `{key}:`, not `{own}:`); {use.format(path=typed(path))}"
             )
 
 

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
 from encoderlab.errors import UserError
+
+
+def typed(path: str | os.PathLike) -> str:
+    """`path` as a command that a message gives types it: quoted where a shell would split or expand it (a
+    space, `$`, `*`: `shlex.quote`), as is otherwise. `rerun `encoderlab study run /tmp/my study/out`` ran
+    `study run` on two arguments, `/tmp/my` and `study/out`, when copied from `study status`."""
+    return shlex.quote(str(path))
 
 
 def encoderlab_home(create: bool = True) -> Path:

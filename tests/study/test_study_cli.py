@@ -269,3 +269,38 @@ def test_status_of_a_study_still_in_its_start_checks_says_it_is_starting(tmp_pat
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
     (s / LOCK).write_text(json.dumps({**me, "pid": int(dead.stdout)}))
     assert _refused(capsys, ["study", "status", str(s)]).startswith(f"{s} is not a study folder")
+
+
+def test_status_resume_command_runs_as_written_for_a_folder_with_a_space(folder, tmp_path, capsys):
+    """`study status` of a stopped study in `my study/out` said "rerun `encoderlab study run /tmp/my
+    study/out` to resume": copied, the shell gave `study run` two arguments. The folder is now quoted
+    where a shell would split it, so the command, read as a shell reads it, names the folder whole."""
+    import re
+    import shlex
+    import shutil
+
+    from encoderlab.study.marker import MARKER
+
+    s = tmp_path / "my study" / "out"
+    shutil.copytree(folder, s)
+    next(s.glob(f"nodes/report/*/{MARKER}")).unlink()
+    main(["study", "status", str(s)])
+    line = capsys.readouterr().out.splitlines()[1]
+    command = re.fullmatch(r"not running; rerun `(.+)` to resume", line)
+    assert command, line
+    assert shlex.split(command.group(1)) == ["encoderlab", "study", "run", str(s)]
+
+
+def test_a_task_file_given_as_a_study_names_a_command_that_runs_as_written(tmp_path, capsys):
+    """The command a task file given to `study plan` is told (`eval MODEL --task-file PATH`) split a path
+    with a space in two; it is now quoted as a shell needs it."""
+    import re
+    import shlex
+
+    path = tmp_path / "my tasks" / "pairs.yaml"
+    path.parent.mkdir()
+    path.write_text("name: mine\nfamily: sc\ndata: {train: a.csv, test: b.csv}\n")
+    line = _refused(capsys, ["study", "plan", str(path)])
+    command = re.search(r"pass it with `([^`]+)`", line)
+    assert command, line
+    assert shlex.split(command.group(1)) == ["encoderlab", "eval", "MODEL", "--task-file", str(path)]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from encoderlab.outdir import is_marked_run  # outdir refuses outputs inside a run's final/ and checkpoints/
+from encoderlab.paths import typed
 
 ENV_FILE = "env.json"
 """A run's environment: versions, hardware, and the hub start model it read (`start_model`)."""
@@ -107,7 +108,7 @@ def unfinished_run(path: Path) -> Exception:
     # "neither a model folder nor a Hugging Face folder" sent users looking for a config.json
     return UserError(
         f"run {path} has no final model yet, nor a complete checkpoint (it stopped before its first); "
-        f"continue it with `encoderlab pretrain --config {path / 'config.yaml'} --out {path} --resume`, "
+        f"continue it with `encoderlab pretrain --config {typed(path / 'config.yaml')} --out {typed(path)} --resume`, "
         "or pass another model"
     )
 

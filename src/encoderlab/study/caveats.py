@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from encoderlab.jsonlines import finite_number
+from encoderlab.paths import typed
 from encoderlab.study.data import StudyData
 from encoderlab.study.spec import ClaimSpec
 from encoderlab.words import count_of
@@ -200,7 +201,7 @@ def _unchecked(data: StudyData, runs: list[str]) -> str:
             and any(k in v for v in scored for k in _YARDSTICKS)
         ):
             gone.setdefault(spec_run.data, []).append(data.label(r))
-    where = data.folder if data.folder is not None else "the study folder"
+    where = typed(data.folder) if data.folder is not None else "the study folder"
     return "".join(
         f" Caveat: whether {' and '.join(labels)} got below the unigram plateau is not checked: the prepared "
         f"folder {data.unigram_gone[name]} of dataset {name} is not there (moved or deleted), and {where} "

@@ -13,6 +13,7 @@ import tyro
 
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.errors import UserError
+from encoderlab.paths import typed
 from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.prepared import with_prepared
 from encoderlab.study.runner import run_study
@@ -72,7 +73,7 @@ def _check_not_a_builtin_name(path: Path) -> None:
     if path.stem in STUDIES and not path.exists():
         raise UserError(
             f"study file {path} does not exist; {path.stem} is a built-in study: name it without {path.suffix} "
-            f"(encoderlab study list), or write the file first with `encoderlab study show {path.stem} > {path}`"
+            f"(encoderlab study list), or write the file first with `encoderlab study show {path.stem} > {typed(path)}`"
         )
 
 
@@ -376,7 +377,9 @@ def _running(folder: Path, finished: bool) -> str:
     holder = read_lock(folder / LOCK)
     alive = holder_alive(holder) if holder else False
     if not alive and (finished or holder is None):
-        return "not running" + ("" if finished else f"; rerun `encoderlab study run {folder}` to resume")
+        return "not running" + (
+            "" if finished else f"; rerun `encoderlab study run {typed(folder)}` to resume"
+        )
     who = f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
     if alive:
         return f"running: {who}"
@@ -384,5 +387,5 @@ def _running(folder: Path, finished: bool) -> str:
         return f"held by {who}, which cannot be checked from here; if that process is gone, delete {folder / LOCK}"
     return (
         f"not running: the study that ran here ({who}) was stopped before it finished; rerun "
-        f"`encoderlab study run {folder}` to resume"
+        f"`encoderlab study run {typed(folder)}` to resume"
     )

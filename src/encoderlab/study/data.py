@@ -25,6 +25,7 @@ from encoderlab import jsonlines
 from encoderlab.errors import UserError, closest, file_in_the_way, problem_of
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
 from encoderlab.outdir import study_folder_above
+from encoderlab.paths import typed
 from encoderlab.study.graph import Node
 from encoderlab.study.marker import NodeMarker
 from encoderlab.study.nodeconfig import EvalNode, PretrainNode
@@ -435,7 +436,7 @@ def _read_record(study_dir: Path, name: str):
         if not Path(study_dir).exists():  # a typo was told to run a study into it
             raise UserError(_missing_folder(Path(study_dir))) from None
         raise UserError(
-            f"{study_dir} is not a study folder (no study.json/graph.json); run: encoderlab study run NAME --out {study_dir}"
+            f"{study_dir} is not a study folder (no study.json/graph.json); run: encoderlab study run NAME --out {typed(study_dir)}"
         ) from None
     except (ValueError, UnicodeDecodeError) as exc:
         fix = (

@@ -62,6 +62,7 @@ from encoderlab.outdir import (
     remove_folders,
     study_node,
 )
+from encoderlab.paths import typed
 from encoderlab.study.absent import resumed_graph
 from encoderlab.study.checks import check_prepared_sources
 from encoderlab.study.fetching import fetch_assets, missing_assets
@@ -132,7 +133,7 @@ def stale_note(study_dir: Path, stale: list[Path], name: str) -> str:
     more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
     return (
         f"encoderlab: note: {count(len(stale), 'node folder')} in {study_dir} {noun(len(stale), 'belongs', 'belong')} to no node of study {name} as "
-        f"it is now ({shown}{more}): {STALE_WHY} (listed by: encoderlab study status {study_dir})"
+        f"it is now ({shown}{more}): {STALE_WHY} (listed by: encoderlab study status {typed(study_dir)})"
     )
 
 
