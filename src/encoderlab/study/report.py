@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
+from encoderlab.configforms import flow
 from encoderlab.eval.stats import p_text
 from encoderlab.locks import one_at_a_time
 from encoderlab.study.compute import ComputeSummary, compute_summary
@@ -155,8 +156,10 @@ def _run_steps(run: RunSpec, data: StudyData) -> str:
 
 
 def _settings(run: RunSpec) -> str:
-    """A run's recipe parameters and RunConfig overrides, as the Runs table shows them."""
-    return " ".join(f"{k}={v}" for k, v in {**run.params, **run.overrides}.items()) or "–"
+    """A run's recipe parameters and RunConfig overrides, as the Runs table shows them: each value as a
+    study file writes it (`phases=[{objective: {type: clm}, steps: 10, ...}]`), where Python's repr of the
+    checked value (`phases=(Phase(objective=CLM(), steps=10, ...),)`) named classes the file never holds."""
+    return " ".join(f"{k}={flow(to_dict(v))}" for k, v in {**run.params, **run.overrides}.items()) or "–"
 
 
 def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
