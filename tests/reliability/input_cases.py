@@ -71,6 +71,12 @@ CASES = [
         "pretrain --recipe smoke-mlm --set seed=[3] --out {w}/o",
         r"seed: expected int, got the list \[3\]; write 3 without the brackets \(one value, not a list\)$",
     ),
+    (  # said "expected a mapping of MLM fields, got 'clm'" (the union's first member) of a CLM phase
+        "objective-given-as-a-name",
+        "pretrain --recipe smoke-clm --set phases.0.objective=clm --out {w}/o",
+        r"phases\[0\].objective: expected a mapping with a `type` \(clm, mlm\), got 'clm'; write it as "
+        r"\{type: clm\} \(any other field of it beside `type`\)$",
+    ),
     (
         "section-given-a-value",
         "pretrain --recipe smoke-mlm --set layout=64 --out {w}/o",
