@@ -24,11 +24,11 @@ from encoderlab.atomic import write_text_atomic
 from encoderlab.configforms import (
     NotText,
     command_line_values,
-    described,
     not_a_list,
     not_a_mapping,
     one_value,
     scalar_fix,
+    untagged,
 )
 from encoderlab.errors import UserError, WrongType, closest, not_utf8, save_as_utf8, shown
 from encoderlab.paths import typed
@@ -141,27 +141,8 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
         if value is None and type(None) in members:
             return None
         tagged = [m for m in members if dataclasses.is_dataclass(m) and getattr(m, "type_tag", None)]
-        if tagged and not isinstance(value, dict):
-            raise _untagged(value, sorted(m.type_tag for m in tagged), where)
         if tagged:
-            tags = {m.type_tag: m for m in tagged}
-            tag = value.get("type")
-            if "type" not in value:  # said "'type' must be one of clm, mlm, got None", a value nobody wrote
-                raise UserError(
-                    f"{where}: no `type` given; add `type: {'` or `type: '.join(sorted(tags))}` to it"
-                )
-            if tag not in tags:
-                near = closest(str(tag), list(tags)) if tag is not None else None
-                hint = f" ({near}?)" if near else ""
-                raise UserError(
-                    f"{where}: 'type' must be one of {', '.join(sorted(tags))}, got {tag!r}{hint}"
-                )
-            try:
-                return from_dict(tags[tag], value, where)
-            except UserError as exc:  # an objective's own check ("mlm mask_ratio must be ...") named no phase
-                if str(exc).startswith(where):
-                    raise
-                raise UserError(f"{where}: {exc}") from None
+            return _coerce_tagged(value, tagged, where)
         errors: list[UserError] = []
         for member in members:
             if member is type(None):
@@ -198,16 +179,22 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
     return _coerce_scalar(value, tp, where)
 
 
-def _untagged(value: Any, tags: list[str], where: str) -> WrongType:
-    """A field of tagged types (an objective: `{type: clm}`) given a bare value (`objective: clm`). It was
-    refused as the first member's ("expected a mapping of MLM fields, got 'clm'"), which named MLM for a
-    CLM phase and not the `type` key that picks one. The fix names the type the value spells, if any."""
-    said = value.strip().lower() if isinstance(value, str) else None
-    example = f"{{type: {said}}}" if said in tags else " or ".join(f"{{type: {t}}}" for t in tags)
-    return WrongType(
-        f"{where}: expected a mapping with a `type` ({', '.join(tags)}), got {described(value)}",
-        f"write it as {example} (any other field of it beside `type`)",
-    )
+def _coerce_tagged(value: Any, tagged: list[type], where: str) -> Any:
+    """`coerce` for a union of classes told apart by a `type` key (an objective: `{type: clm}`)."""
+    tags = {m.type_tag: m for m in tagged}
+    if not isinstance(value, dict):  # `objective: clm` was told "expected a mapping of MLM fields"
+        raise untagged(value, sorted(tags), where)
+    if "type" not in value:  # said "'type' must be one of clm, mlm, got None", a value nobody wrote
+        raise UserError(f"{where}: no `type` given; add `type: {'` or `type: '.join(sorted(tags))}` to it")
+    tag = value["type"]
+    if tag not in tags:
+        raise UserError(f"{where}: 'type' must be one of {', '.join(sorted(tags))}, got {tag!r}")
+    try:
+        return from_dict(tags[tag], value, where)
+    except UserError as exc:  # an objective's own check ("mlm mask_ratio must be ...") named no phase
+        if str(exc).startswith(where):
+            raise
+        raise UserError(f"{where}: {exc}") from None
 
 
 def _fits(value: Any, tp: Any, where: str) -> bool:

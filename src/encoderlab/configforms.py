@@ -102,6 +102,18 @@ def flow(value: Any) -> str:
     return yaml.safe_dump(value, default_flow_style=True, width=10**6).removesuffix("...\n").strip()
 
 
+def untagged(value: Any, tags: list[str], where: str) -> WrongType:
+    """A field of classes told apart by a `type` key (an objective) given a bare value (`objective: clm`). It
+    was refused as the union's first member ("expected a mapping of MLM fields, got 'clm'"), naming MLM for a
+    CLM phase and not the `type` key; the fix names the type the value spells, if it spells one."""
+    said = value.strip().lower() if isinstance(value, str) else None
+    example = f"{{type: {said}}}" if said in tags else " or ".join(f"{{type: {t}}}" for t in tags)
+    return WrongType(
+        f"{where}: expected a mapping with a `type` ({', '.join(tags)}), got {described(value)}",
+        f"write it as {example} (any other field of it beside `type`)",
+    )
+
+
 class NotText(WrongType):
     """A text field given a value YAML read as another type (`freeze: 7`, `mask_token: [MASK]`, `name: yes`),
     with the quotes that make it text. Where the value came from picks their form, in this one place: in a
