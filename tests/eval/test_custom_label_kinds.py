@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -402,3 +403,23 @@ def test_class_ids_that_cannot_be_positions_are_one_line(tmp_path, capsys, case,
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_a_split_of_class_ids_beside_train_names_is_told_to_use_one_form(tmp_path, suffix):
+    # was: "label '1' is not in the label set ['bad', 'good']; add it to `labels:` or fix the data": a
+    # test file of ids beside a train file of names, whose fix made a class called '1' (a third class)
+    named = [{**r, "stars": ("bad", "good")[r["stars"]]} for r in _id_rows(60, 0)]
+    rows = {"train": named, "test": _id_rows(20, 1)}
+    write = _write_csv if suffix == "csv" else _jsonl
+    data = {s: write(tmp_path / f"{s}.{suffix}", r) for s, r in rows.items()}
+    columns = {"text": "review", "label": "stars"}
+    path = _spec(tmp_path, name="reviews", family="sc", data=data, columns=columns)  # no `labels:`
+    with pytest.raises(UserError) as refused:
+        load_task(task_from_file(path))
+    line = str(refused.value)
+    assert "add it to `labels:`" not in line, line
+    assert re.search(
+        r"label '\d' looks like a class id, but the label set \['bad', 'good'\] is of names; ", line
+    )
+    assert "write every split's labels in one form" in line

@@ -33,6 +33,7 @@ ROOT = Path(__file__).parents[2]
 
 # Rows proved by a test of their own rather than a table case: case id -> "module::function".
 NAMED = {
+    "task-file-label-ids-beside-train-names": "tests.eval.test_custom_label_kinds::test_a_split_of_class_ids_beside_train_names_is_told_to_use_one_form",
     "study-folder-missing": "tests.study.test_study_cli_wording::test_a_study_folder_that_does_not_exist_is_said_so_with_the_one_it_is_near",
     "study-file-named-as-built-in": "tests.study.test_study_cli_wording::test_a_missing_study_file_named_as_a_built_in_study_says_to_name_it_alone",
     "study-node-disk-full": "tests.study.test_node_disk_full::test_a_full_disk_in_a_node_is_one_line_naming_the_node_and_leaves_it_unfinished",

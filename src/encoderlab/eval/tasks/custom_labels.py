@@ -356,6 +356,13 @@ def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
     if named and whole(value) is not None:
         return whole(value)
     name = named_as(value, labels)
+    if name is None and whole(value) is not None and not any(whole(n) is not None for n in labels):
+        # a split of ids beside train's names ("add it to `labels:`" would have made a class called '0')
+        raise UserError(
+            f"{where}: label {label_name(value)!r} looks like a class id, but the label set {list(labels)} is "
+            "of names; write every split's labels in one form: as names, or as ids (positions) with the "
+            "classes listed in `labels:` in id order"
+        )
     if name is None:
         raise UserError(
             f"{where}: label {label_name(value)!r} is not in the label set {list(labels)}; add it to "
