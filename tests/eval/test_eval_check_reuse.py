@@ -149,3 +149,28 @@ def test_a_rerun_of_a_hub_id_whose_weights_are_cached_is_counted_from_the_cache_
     code, ran, err = run_cli([*folder, "--seeds", "0", "1"], capsys)  # the same weights: the same reuse
     assert code == 0 and ran.splitlines()[0].startswith("reusing 1 of 2 runs"), (ran, err)
     assert ran.splitlines()[0] in checked.splitlines(), checked
+
+
+def test_check_counts_the_runs_a_rerun_fine_tunes_beside_those_it_reuses(tmp_path, capsys):
+    """`eval --check` said "would run 2 fine-tuning runs" right below "reusing 1 of 2 runs": the rerun
+    fine-tunes 1. Its last line now says how many of the grid's runs are fine-tuned, as the run decides."""
+    out = tmp_path / "e"
+    argv = ["eval", str(model_folder(tmp_path / "m")), "--task-file", str(_task(tmp_path)), "--out", str(out)]
+    argv += ["--device", "cpu", "--lrs", "1e-3"]
+    assert run_cli([*argv, "--seeds", "0"], capsys)[0] == 0
+    lines = {}
+    for seeds in (["0", "1", "2"], ["0"]):
+        code, checked, err = run_cli([*argv, "--seeds", *seeds, "--check"], capsys)
+        assert code == 0, err
+        lines[len(seeds)] = checked.splitlines()[-1]
+    assert lines[3].startswith(
+        f"would run 3 fine-tuning runs (1 task; tasks sharing a run count once) into {out}, "
+    )
+    assert ", 2 of them fine-tuned (the others reused); checked, nothing trained or written" in lines[3], (
+        lines
+    )
+    assert ", all reused (none fine-tuned); checked" in lines[1], lines
+    code, ran, err = run_cli([*argv, "--seeds", "0", "1", "2"], capsys)
+    assert code == 0, err
+    records = [line for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    assert len(records) == 3  # the run fine-tuned the 2 the check counted, beside the 1 it reused

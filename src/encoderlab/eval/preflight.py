@@ -199,6 +199,8 @@ class Rerun:
     """The run's own lines (`commands.cache_lines`), or why the reuse was not counted."""
     weights_read: bool
     """The model's weights were read, to fingerprint it."""
+    to_train: int | None = None
+    """The fine-tuning runs a rerun would train, the others reused (`_to_train`); None where not counted."""
 
 
 def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> Rerun:
@@ -226,7 +228,22 @@ def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> 
     # the weights and tokenizer, not the path, so the folder keys the same runs)
     em = load_eval_model(check.weights_at)
     require_own_results(store, em)  # the run would be refused: --check says so
-    return Rerun(cache_lines(store, em, names, lrs, seeds), weights_read=True)
+    lines = cache_lines(store, em, names, lrs, seeds)
+    return Rerun(lines, weights_read=True, to_train=_to_train(store, em, names, lrs, seeds))
+
+
+def _to_train(store, em, names, lrs, seeds) -> int:
+    """The runs a rerun trains, as `protocol.evaluate` decides: a group of tasks sharing one run
+    (`training_groups`) at an LR and seed, unless every task of it has that run's result in `store`. The
+    check said "would run 4 fine-tuning runs" right below "reusing 1 of 4 runs", which it would not."""
+    groups = training_groups([em.resolved(get_task(name)) for name in names])
+    signed = [[(t.name, t.signature()) for t in group] for group in groups]
+    return sum(
+        any(store.get(em.fingerprint, name, sig, lr, seed) is None for name, sig in group)
+        for group in signed
+        for lr in lrs
+        for seed in seeds
+    )
 
 
 def check_text(
@@ -246,10 +263,17 @@ def check_text(
         lines += [f"  note: {note}" for note in split_notes(c.counts, c.task.family, lrs)]
     lines += rerun.lines
     runs = len(training_groups([c.task for c in checks])) * grid
+    trained = (
+        ""
+        if rerun.to_train in (None, runs)
+        else ", all reused (none fine-tuned)"
+        if rerun.to_train == 0
+        else f", {rerun.to_train} of them fine-tuned (the others reused)"
+    )
     lines += [
         f"grid: {lr_grid(lrs, seeds)}",
         f"would run {count(runs, 'fine-tuning run')} ({count(len(checks), 'task')}; tasks sharing a run "
-        f"count once) into {out}; checked, nothing trained or written",
+        f"count once) into {out}{trained}; checked, nothing trained or written",
     ]
     return "\n".join(lines)
 
