@@ -181,7 +181,12 @@ CASES = [
         "pretrain --recipe smoke-mlm --set scale.compile=maybe --out {w}/o",
         r"scale.compile: must be one of 'auto', true, false, got 'maybe'",
     ),
-    ("no-data", "pretrain --recipe smoke-mlm --set data.path={w}/nope --out {w}/o", r"data prepare"),
+    (  # said "is not a folder; run `encoderlab data prepare` first" of a path that is nothing
+        "no-data",
+        "pretrain --recipe smoke-mlm --set data.path={w}/nope --out {w}/o",
+        r"data.path \S*/nope does not exist; give the folder `encoderlab data prepare --out` wrote, or prepare one "
+        r"there first$",
+    ),
     (
         "out-under-a-file",
         "pretrain --config {w}/tiny.yaml --out {w}/a_file/run",

@@ -57,6 +57,14 @@ def prepared_meta(data: DataConfig) -> dict | None:
         return None
     if not data.path:
         raise UserError("data.path is empty; set it to a prepared data folder (or 'synthetic')")
+    if not Path(
+        data.path
+    ).exists():  # "is not a folder" of a path that is nothing sent users to check its kind
+        where = "" if Path(data.path).is_absolute() else f" (read from the working directory, {Path.cwd()})"
+        raise UserError(
+            f"data.path {data.path} does not exist{where}; give the folder `encoderlab data prepare --out` "
+            "wrote, or prepare one there first"
+        )
     if not Path(data.path).is_dir():
         raise UserError(f"data.path {data.path} is not a folder; run `encoderlab data prepare` first")
     from encoderlab.data.packed import read_meta
