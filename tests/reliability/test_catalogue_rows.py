@@ -39,6 +39,7 @@ NAMED = {
     "study-node-disk-full": "tests.study.test_node_disk_full::test_a_full_disk_in_a_node_is_one_line_naming_the_node_and_leaves_it_unfinished",
     "source-text-field-empty": "tests.data.test_sources::test_an_empty_text_field_is_refused_where_the_source_is_read",
     "parquet-two-text-columns": "tests.data.test_sources::test_a_parquet_file_with_two_text_columns_is_one_line",
+    "parquet-not-utf8": "tests.data.test_parquet_not_utf8::test_a_parquet_text_cell_that_is_not_utf8_is_one_line_naming_the_row",
     "pretty-printed-json-corpus": "tests.data.test_sources::test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_it",
     "corpus-holds-an-encoderlab-folder": "tests.data.test_sources::test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_nothing",
     "prepare-shard-into-link-to-nothing": "tests.data.test_merge_refusals::test_a_sharded_prepare_into_a_link_to_nothing_is_refused_and_writes_nothing",

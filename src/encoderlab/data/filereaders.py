@@ -335,10 +335,12 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
         columns = [fields[0]] + ([cfg.id_field] if cfg.id_field in names else [])
         row = 0
         for batch in pf.iter_batches(batch_size=1024, columns=columns):
-            texts = struct_values(batch.column(0), fields[1:]).to_pylist()
+            texts = _cells(struct_values(batch.column(0), fields[1:]), path, row, on_error, stats)
             ids = batch.column(1).to_pylist() if len(columns) > 1 else [None] * len(texts)
             for text, rid in zip(texts, ids):
                 row += 1
+                if text is _SKIPPED:
+                    continue
                 # a null cell is an empty document, dropped and counted (was: dropped and counted nowhere)
                 yield Document(
                     f"{path}#{rid}" if rid is not None else f"{path}:{row}", "" if text is None else text
@@ -347,6 +349,35 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
         _handle(_Bad(f"{path} is not a readable parquet file ({str(exc).splitlines()[0]})"), on_error, stats)
     except _Bad as exc:
         _handle(exc, on_error, stats)
+
+
+_SKIPPED = object()
+"""A parquet text cell `--on-error skip` skipped (counted in `bad_records`), where None is a null cell."""
+
+
+def _cells(column, path: Path, row: int, on_error: str, stats: SourceStats) -> list:
+    """The text cells of one parquet batch whose first row is `row` + 1. Arrow does not check a file's
+    strings are UTF-8 when it reads them, only when a cell becomes a Python str: a bad byte anywhere in
+    the batch was a UnicodeDecodeError traceback from `to_pylist`. Then the batch is read cell by cell
+    (the slow path, taken only on such a batch) to name the row, which `on_error` refuses or skips."""
+    try:
+        return column.to_pylist()
+    except UnicodeDecodeError:
+        pass
+    cells = []
+    for i in range(len(column)):
+        try:
+            cells.append(column[i].as_py())
+        except UnicodeDecodeError as exc:
+            fix = "write the column again as UTF-8 text (decode its bytes with the encoding they are in)"
+            bad = _Bad(
+                f"{path} row {row + i + 1} is not UTF-8 (byte {exc.start})",
+                f"{fix}, or pass --on-error skip to skip such rows",
+                fix,
+            )
+            _handle(bad, on_error, stats, record=True)
+            cells.append(_SKIPPED)
+    return cells
 
 
 def _text_column(schema, path: Path, cfg: SourceConfig) -> list[str]:
