@@ -60,6 +60,13 @@ def lines_until_step(path: Path, step: int) -> list[str]:
     ]
 
 
+def why_not_json(exc: json.JSONDecodeError) -> str:
+    """What is wrong with a JSON line, in a refusal's brackets: the decoder's words, with the column where
+    they point at one. Was `exc.msg` alone, which for a line cut short inside a string (a shard truncated,
+    a record split by a raw newline) read "(Invalid control character at)", pointing at nothing."""
+    return f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else exc.msg
+
+
 def json_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
     """(line number, object) of the JSON-lines `text` of a user's file `path`, blank lines skipped; a line
     that is not one JSON object is a UserError naming the file and line."""
@@ -70,7 +77,9 @@ def json_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
         try:
             record = loads(line)
         except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{i}: not valid JSON ({exc.msg}); one JSON object per line") from None
+            raise UserError(
+                f"{path}:{i}: not valid JSON ({why_not_json(exc)}); one JSON object per line"
+            ) from None
         if not isinstance(record, dict):
             raise UserError(f"{path}:{i}: expected a JSON object per line, got {type(record).__name__}")
         yield i, record

@@ -222,7 +222,7 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
                 try:
                     record = jsonlines.loads(_decode(raw, where, path, first=lineno == 1))
                 except json.JSONDecodeError as exc:
-                    raise _Bad(f"{where} is not valid JSON ({exc.msg})") from None
+                    raise _Bad(f"{where} is not valid JSON ({jsonlines.why_not_json(exc)})") from None
                 if not isinstance(record, dict):
                     raise _Bad(f"{where} is a JSON {type(record).__name__}, not an object")
                 text = _field(record, cfg.text_field, where, cfg.location)
