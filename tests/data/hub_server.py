@@ -29,8 +29,10 @@ the library's code for pages and CDN redirects is not exercised.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -116,6 +118,7 @@ class HubServer:
     def __init__(self) -> None:
         self.repos: dict[tuple[str, str], ServedRepo] = {}
         self.requests: list[tuple[str, str]] = []
+        self._connections: set[socket.socket] = set()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -137,6 +140,10 @@ class HubServer:
                 if send_body:
                     self.wfile.write(reply.body)
 
+            def setup(self) -> None:
+                super().setup()
+                server._connections.add(self.connection)
+
             def log_message(self, *args) -> None:  # the requests are recorded; stderr stays the test's
                 pass
 
@@ -150,12 +157,17 @@ class HubServer:
         return repo
 
     def stop(self) -> None:
-        """Stop answering and free the port: a later request fails to connect, as an unreachable hub."""
+        """Stop answering and free the port: a later request fails to connect, as an unreachable hub. The
+        connections the client keeps open (keep-alive) are closed too: their handler threads outlive
+        `shutdown` and answered every later request of the same process, as if the hub were up."""
         if not self._thread.is_alive():
             return
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join()
+        for connection in list(self._connections):
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def route(self, url: str) -> Reply:
         """The reply to a request for `url` (module docstring: the endpoints)."""
@@ -182,3 +194,32 @@ class HubServer:
         if not api and verb == "resolve" and len(rest) > 4:
             return _file(repo, commit, unquote("/".join(rest[4:])))
         return Reply(404, {}, b"not served")
+
+
+class DownHub:
+    """A hub that is down but not gone, on 127.0.0.1: it accepts each connection and then, in `mode`,
+    "reset": closes it at once (the client reads a ReadError, connection reset), or "silent": answers
+    nothing and closes it after `hold_s` seconds (a proxy or load balancer whose hub does not answer; a
+    client without a timeout waits that long, then reads "disconnected without a response").
+    `attempts` counts the connections it accepted."""
+
+    def __init__(self, mode: str, hold_s: float = 5.0) -> None:
+        self.mode, self.hold_s, self.attempts = mode, hold_s, 0
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:  # closed by `stop`
+                return
+            self.attempts += 1
+            if self.mode == "silent":
+                threading.Timer(self.hold_s, connection.close).start()
+            else:
+                connection.close()
+
+    def stop(self) -> None:
+        self._socket.close()

@@ -16,20 +16,10 @@ def serve_hub(monkeypatch, home: Path) -> HubServer:
     """A started server that huggingface_hub asks, online, with a fresh HF_HOME `home` (its cache
     `home/hub`), no mirror; the caller stops it. The environment is set too, for encoderlab's own
     `hub_offline` and any process a test starts."""
-    import datasets.config
-    from huggingface_hub import constants, hf_api
+    from huggingface_hub import constants
 
     server = HubServer()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setattr(constants, "ENDPOINT", server.url)
-    monkeypatch.setattr(
-        constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
-    )
-    monkeypatch.setattr(hf_api.api, "endpoint", server.url)  # the module-level HfApi, built at import
-    monkeypatch.setattr(datasets.config, "HF_ENDPOINT", server.url)  # `datasets` passes it to HfApi
-    monkeypatch.setattr(
-        datasets.config, "HUB_DATASETS_URL", server.url + "/datasets/{repo_id}/resolve/{revision}/{path}"
-    )
+    point_at(monkeypatch, server.url)
     monkeypatch.setenv("HF_HOME", str(home))
     monkeypatch.setattr(constants, "HF_HOME", str(home))
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
@@ -38,6 +28,24 @@ def serve_hub(monkeypatch, home: Path) -> HubServer:
     monkeypatch.delenv("ENCODERLAB_HUB_MODELS", raising=False)
     monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
     return server
+
+
+def point_at(monkeypatch, url: str) -> None:
+    """Point huggingface_hub, `datasets` and any process a test starts at the hub `url` (`serve_hub`'s
+    server, or a `DownHub` in its place: the same cache, a hub gone down)."""
+    import datasets.config
+    from huggingface_hub import constants, hf_api
+
+    monkeypatch.setenv("HF_ENDPOINT", url)
+    monkeypatch.setattr(constants, "ENDPOINT", url)
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", url + "/{repo_id}/resolve/{revision}/{filename}"
+    )
+    monkeypatch.setattr(hf_api.api, "endpoint", url)  # the module-level HfApi, built at import
+    monkeypatch.setattr(datasets.config, "HF_ENDPOINT", url)  # `datasets` passes it to HfApi
+    monkeypatch.setattr(
+        datasets.config, "HUB_DATASETS_URL", url + "/datasets/{repo_id}/resolve/{revision}/{path}"
+    )
 
 
 def set_offline(monkeypatch, offline: bool) -> None:

@@ -290,16 +290,40 @@ def reach_hub(
 
 
 def _repo_info_error(hub_id: str, repo_type: str, revision: str | None) -> Exception | None:
-    """The one request `reach_hub` and `hub_refusal` make: the hub asked once, quietly, for `hub_id`'s repo
-    (at `revision`, when one is pinned); what it raised (the hub raises many types), None where it serves it."""
+    """What `probe_hub` raised (the hub raises many types), None where the hub serves the repo: the one
+    request `reach_hub` and `hub_refusal` make."""
+    found = probe_hub(hub_id, repo_type, revision)
+    return found if isinstance(found, Exception) else None
+
+
+def probe_hub(
+    hub_id: str, repo_type: str, revision: str | None, timeout: float | None = None
+) -> str | Exception:
+    """The commit the hub names for `hub_id`'s repo at `revision` (its default branch when None), asked
+    once, quietly, with no retries, or what the request raised. `timeout`: seconds to wait for the hub
+    (None: huggingface_hub's `repo_info` default, no limit, so a hub that accepts the connection and never
+    answers holds the call; `hubmodels` passes the library's own `HF_HUB_ETAG_TIMEOUT`)."""
     from huggingface_hub import HfApi
 
+    kwargs = ({"revision": revision} if revision else {}) | ({"timeout": timeout} if timeout else {})
     with quiet_hub():
         try:
-            HfApi().repo_info(hub_id, repo_type=repo_type, **({"revision": revision} if revision else {}))
+            info = HfApi().repo_info(hub_id, repo_type=repo_type, **kwargs)
         except Exception as exc:
             return exc
-    return None
+    return getattr(info, "sha", None) or ""
+
+
+def unreachable(exc: BaseException) -> bool:
+    """True when `exc` says the hub could not be reached rather than refused the repo: the client's
+    transport errors (refused, reset, timed out; `transport_errors`) and a 5xx answer (the hub down
+    behind its proxy), the failures on which `snapshot_download` itself reads the local hub cache."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if isinstance(exc, HfHubHTTPError):
+        response = getattr(exc, "response", None)
+        return response is not None and response.status_code >= 500
+    return isinstance(exc, (*transport_errors(), ConnectionError))
 
 
 def no_revision(

@@ -22,6 +22,7 @@ name in the working folder is still read first, as every OWNER/NAME is (`data/lo
 from __future__ import annotations
 
 import fnmatch
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,13 +38,15 @@ from encoderlab.data.hub import (
     mirror_root,
     no_folder,
     no_revision,
+    probe_hub,
     quiet_hub,
     reach_hub,
     refetch_fix,
+    unreachable,
     well_formed_hub_id,
 )
 from encoderlab.data.mirrorpin import check_mirror_pin, mirror_commit, mirror_files, refuse_branch_pin
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 
 MODEL_FILES = ("*.json", "*.safetensors", "*.txt", "*.model")
 """What a model download fetches: configs, safetensors weights and tokenizer files (no pickle, no code)."""
@@ -220,6 +223,9 @@ def download_model_repo(
     from huggingface_hub.errors import RevisionNotFoundError
 
     repo, revision = split_revision(hub_id)
+    cached = _read_without_download(hub_id, what, patterns, commit)
+    if cached is not None:
+        return cached
     with quiet_hub():
         try:
             return Path(snapshot_download(repo, revision=commit or revision, allow_patterns=list(patterns)))
@@ -227,6 +233,54 @@ def download_model_repo(
             raise no_revision(repo, revision, what, "model") from None
         except Exception as exc:  # the hub raises many types; each ends in one line for the user
             raise hub_failure(hub_id, what, exc, DOWNLOAD_FIX, no_folder(hub_id)) from None
+
+
+_NOTED: set[str] = set()
+"""Hub ids whose cached snapshot this process has said it reads for a hub not answering (said once)."""
+
+
+def _read_without_download(
+    hub_id: str, what: str, patterns: tuple[str, ...], commit: str | None
+) -> Path | None:
+    """`download_model_repo`'s folder when the hub need not or cannot give more: the local hub cache's
+    snapshot holding `patterns`, where the hub names that commit for the revision, or does not answer
+    (then said once, in one line naming the commit). None where `snapshot_download` is to run: nothing
+    complete cached, a newer commit on the hub, the hub refusing the repo or revision (its own line), the
+    library offline (HF_HUB_OFFLINE) or a commit pinned (its cached snapshot is read with no request; not
+    cached, its files are listed at once, which asks no `repo_info`).
+
+    Why: `snapshot_download` asks the hub with no timeout, so a hub that accepts the connection and never
+    answers held a fully cached load forever, and one resetting it (`ReadError`, which the library does not
+    read as "offline") refused it; and it read the cache silently, so a run could not tell it read an older
+    commit than the hub's. Asked here once (`probe_hub`, within `HF_HUB_ETAG_TIMEOUT`). Trade-offs: each
+    load asks the hub once even where an earlier load in the process found it down (a hub back up is then
+    read again); a cache behind the hub's commit asks `repo_info` twice (here, then `snapshot_download`),
+    one at the hub's commit once instead of `snapshot_download`'s requests; nothing cached (or a commit
+    pin not cached), the download asks as before, and still waits on a silent hub (`repo_info` and
+    `list_repo_tree` have no timeout): only a load with a cache to fall back on is bounded here."""
+    from huggingface_hub import constants
+
+    repo, revision = split_revision(hub_id)
+    pinned = commit or revision
+    if constants.HF_HUB_OFFLINE or (pinned is not None and is_commit(pinned)):
+        return None  # the library reads its cache asking nothing (offline; a commit's snapshot)
+    found = _cached(f"{repo}@{pinned}" if pinned else repo, patterns)
+    if found is None or not found.listed:
+        return None  # nothing to read in the hub's place: the download asks it (and fails as it fails)
+    answer = probe_hub(repo, "model", pinned, timeout=constants.HF_HUB_ETAG_TIMEOUT)
+    if isinstance(answer, str):
+        return found.folder if found.folder.name == answer else None
+    if not unreachable(answer):
+        return None  # not there, gated, no such revision: snapshot_download's own refusal stands
+    if hub_id not in _NOTED:
+        _NOTED.add(hub_id)
+        print(
+            f"encoderlab: note: the Hugging Face hub did not answer ({type(answer).__name__}: "
+            f"{first_line(answer)}); {what} '{hub_id}' is read from the local hub cache's snapshot at commit "
+            f"{found.folder.name}",
+            file=sys.stderr,
+        )
+    return found.folder
 
 
 def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None) -> None:

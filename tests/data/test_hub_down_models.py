@@ -1,0 +1,72 @@
+"""A model repo downloaded through huggingface_hub's real code from the local hub server
+(tests/data/hub_server.py), then loaded with the hub gone down and HF_HUB_OFFLINE unset, as a user whose
+network or hub failed finds it: the port refusing (the server stopped), the connection reset, or the
+connection accepted and never answered (`DownHub`).
+
+`snapshot_download` (huggingface_hub 2.4) asks `repo_info` with no timeout and reads the cache only on a
+ConnectError or a timeout, silently: a silent hub held the load until the connection dropped, a reset
+connection refused a fully cached model, and a refused one read the cache without a word of which
+commit. Now `hubmodels.download_model_repo` asks once, within HF_HUB_ETAG_TIMEOUT, and says once, in one
+line, that it reads the cached snapshot at its commit."""
+
+from __future__ import annotations
+
+import pytest
+from huggingface_hub import constants
+from tests.data.hub_cache_fixtures import SHA_B
+from tests.data.hub_server import DownHub, ServedRepo
+from tests.data.hub_server_fixtures import point_at, repo_files
+from tests.eval.fixtures import model_folder
+
+from encoderlab.data import hubmodels
+from encoderlab.model.hub import load_pretrained
+from encoderlab.model.sources import source_path
+
+HUB_ID = "someone/enc"
+NOTE = (
+    "encoderlab: note: the Hugging Face hub did not answer ({cause}); model 'someone/enc' is read from the "
+    f"local hub cache's snapshot at commit {SHA_B}"
+)
+
+
+@pytest.fixture
+def cached(hub_server, tmp_path, monkeypatch, capsys):
+    """someone/enc served at SHA_B, loaded once online (the library's cache filled), the server stopped
+    (its port refuses); nothing said yet this process."""
+    hub_server.add(
+        ServedRepo(HUB_ID, commits={SHA_B: repo_files(model_folder(tmp_path / "repo"))}, refs={"main": SHA_B})
+    )
+    online = load_pretrained(HUB_ID)
+    hub_server.stop()
+    monkeypatch.setattr(hubmodels, "_NOTED", set(), raising=False)
+    capsys.readouterr()
+    return online
+
+
+def _notes(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith("encoderlab:")]
+
+
+def test_a_cached_model_with_the_port_refusing_is_read_with_one_line_naming_its_commit(cached, capsys):
+    loaded = load_pretrained(HUB_ID)  # was read silently: nothing said the hub was not asked
+    assert source_path(HUB_ID).name == SHA_B  # a second load of the id says nothing more
+    assert _notes(capsys) == [NOTE.format(cause="ConnectError: [Errno 111] Connection refused")]
+    assert loaded.tokenizer.get_vocab() == cached.tokenizer.get_vocab()
+
+
+@pytest.mark.parametrize("mode", ["reset", "silent"])
+def test_a_cached_model_with_the_hub_down_but_accepting_is_read_after_one_attempt(
+    cached, mode, monkeypatch, capsys
+):
+    """reset: was refused ("cannot download ... (ReadError: ... reset by peer)"), the cache full;
+    silent: `repo_info` has no timeout and waited until the hub dropped the connection (RemoteProtocolError,
+    refused the same way); now the library's HF_HUB_ETAG_TIMEOUT bounds the one request."""
+    down = DownHub(mode)
+    point_at(monkeypatch, down.url)
+    monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", 1)
+    try:
+        assert source_path(HUB_ID).name == SHA_B
+    finally:
+        down.stop()
+    cause = "ReadError: [Errno 104] Connection reset by peer" if mode == "reset" else "ReadTimeout: timed out"
+    assert _notes(capsys) == [NOTE.format(cause=cause)] and down.attempts == 1
