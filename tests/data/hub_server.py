@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import json
 import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -197,17 +198,22 @@ class HubServer:
 
 
 class DownHub:
-    """A hub that is down but not gone, on 127.0.0.1: it accepts each connection and then, in `mode`,
-    "reset": closes it at once (the client reads a ReadError, connection reset), or "silent": answers
-    nothing and closes it after `hold_s` seconds (a proxy or load balancer whose hub does not answer; a
-    client without a timeout waits that long, then reads "disconnected without a response").
-    `attempts` counts the connections it accepted."""
+    """A hub that is down but not gone, on 127.0.0.1: it accepts each connection, reads the request (its
+    first line recorded in `requests`) and then, in `mode`, "reset": resets the connection (the client
+    reads a ReadError, connection reset by peer), or "silent": answers nothing and closes it after
+    `hold_s` seconds (a proxy or load balancer whose hub does not answer; a client without a timeout
+    waits that long, then reads "disconnected without a response")."""
 
     def __init__(self, mode: str, hold_s: float = 5.0) -> None:
-        self.mode, self.hold_s, self.attempts = mode, hold_s, 0
+        self.mode, self.hold_s = mode, hold_s
+        self.requests: list[str] = []
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def asked(self) -> list[str]:
+        """The requests but huggingface_hub's daily `/api/agent-harnesses` (module docstring)."""
+        return [r for r in self.requests if "/api/agent-harnesses" not in r]
 
     def _accept(self) -> None:
         while True:
@@ -215,11 +221,12 @@ class DownHub:
                 connection, _ = self._socket.accept()
             except OSError:  # closed by `stop`
                 return
-            self.attempts += 1
+            self.requests.append(connection.recv(65536).decode(errors="replace").split("\r\n")[0])
             if self.mode == "silent":
                 threading.Timer(self.hold_s, connection.close).start()
-            else:
-                connection.close()
+                continue
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connection.close()  # lingering 0 s: a reset, not an orderly close
 
     def stop(self) -> None:
         self._socket.close()

@@ -18,7 +18,7 @@ from tests.data.hub_server import DownHub, ServedRepo
 from tests.data.hub_server_fixtures import point_at, repo_files
 from tests.eval.fixtures import model_folder
 
-from encoderlab.data import hubmodels
+from encoderlab.data import hubdown
 from encoderlab.model.hub import load_pretrained
 from encoderlab.model.sources import source_path
 
@@ -38,7 +38,7 @@ def cached(hub_server, tmp_path, monkeypatch, capsys):
     )
     online = load_pretrained(HUB_ID)
     hub_server.stop()
-    monkeypatch.setattr(hubmodels, "_NOTED", set(), raising=False)
+    monkeypatch.setattr(hubdown, "_NOTED", set(), raising=False)
     capsys.readouterr()
     return online
 
@@ -69,4 +69,4 @@ def test_a_cached_model_with_the_hub_down_but_accepting_is_read_after_one_attemp
     finally:
         down.stop()
     cause = "ReadError: [Errno 104] Connection reset by peer" if mode == "reset" else "ReadTimeout: timed out"
-    assert _notes(capsys) == [NOTE.format(cause=cause)] and down.attempts == 1
+    assert _notes(capsys) == [NOTE.format(cause=cause)] and len(down.asked()) == 1

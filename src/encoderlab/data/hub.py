@@ -229,14 +229,6 @@ def transport_errors() -> tuple[type[Exception], ...]:
     return ()
 
 
-def unanswered(exc: BaseException) -> ConnectionError:
-    """A `transport_errors` error (or a ConnectionError, as it is) as the ConnectionError that the callers
-    reading a hub dataset catch: one line naming the client's own, as "the hub did not answer (...)"."""
-    if isinstance(exc, ConnectionError):
-        return exc
-    return ConnectionError(f"the hub did not answer ({type(exc).__name__}: {first_line(exc)})")
-
-
 def hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = "") -> UserError:
     """One line for a hub request that failed: a repo that is not there or gated, else `fix`; `here`
     (`no_folder`'s clause) for an id that was a local path too."""
@@ -312,18 +304,6 @@ def probe_hub(
         except Exception as exc:
             return exc
     return getattr(info, "sha", None) or ""
-
-
-def unreachable(exc: BaseException) -> bool:
-    """True when `exc` says the hub could not be reached rather than refused the repo: the client's
-    transport errors (refused, reset, timed out; `transport_errors`) and a 5xx answer (the hub down
-    behind its proxy), the failures on which `snapshot_download` itself reads the local hub cache."""
-    from huggingface_hub.errors import HfHubHTTPError
-
-    if isinstance(exc, HfHubHTTPError):
-        response = getattr(exc, "response", None)
-        return response is not None and response.status_code >= 500
-    return isinstance(exc, (*transport_errors(), ConnectionError))
 
 
 def no_revision(

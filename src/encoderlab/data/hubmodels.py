@@ -22,7 +22,6 @@ name in the working folder is still read first, as every OWNER/NAME is (`data/lo
 from __future__ import annotations
 
 import fnmatch
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,11 +41,11 @@ from encoderlab.data.hub import (
     quiet_hub,
     reach_hub,
     refetch_fix,
-    unreachable,
     well_formed_hub_id,
 )
+from encoderlab.data.hubdown import note_cached_read, unreachable
 from encoderlab.data.mirrorpin import check_mirror_pin, mirror_commit, mirror_files, refuse_branch_pin
-from encoderlab.errors import UserError, first_line
+from encoderlab.errors import UserError
 
 MODEL_FILES = ("*.json", "*.safetensors", "*.txt", "*.model")
 """What a model download fetches: configs, safetensors weights and tokenizer files (no pickle, no code)."""
@@ -235,10 +234,6 @@ def download_model_repo(
             raise hub_failure(hub_id, what, exc, DOWNLOAD_FIX, no_folder(hub_id)) from None
 
 
-_NOTED: set[str] = set()
-"""Hub ids whose cached snapshot this process has said it reads for a hub not answering (said once)."""
-
-
 def _read_without_download(
     hub_id: str, what: str, patterns: tuple[str, ...], commit: str | None
 ) -> Path | None:
@@ -272,14 +267,7 @@ def _read_without_download(
         return found.folder if found.folder.name == answer else None
     if not unreachable(answer):
         return None  # not there, gated, no such revision: snapshot_download's own refusal stands
-    if hub_id not in _NOTED:
-        _NOTED.add(hub_id)
-        print(
-            f"encoderlab: note: the Hugging Face hub did not answer ({type(answer).__name__}: "
-            f"{first_line(answer)}); {what} '{hub_id}' is read from the local hub cache's snapshot at commit "
-            f"{found.folder.name}",
-            file=sys.stderr,
-        )
+    note_cached_read(what, hub_id, answer, found.folder.name)
     return found.folder
 
 

@@ -35,8 +35,8 @@ from encoderlab.data.hub import (
     incomplete_snapshot_error,
     quiet_hub,
     transport_errors,
-    unanswered,
 )
+from encoderlab.data.hubdown import HubUnanswered, hub_down, note_cached_read, unanswered
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.hubcommits import note_read
 from encoderlab.eval.tasks.hubcomplete import (
@@ -154,7 +154,8 @@ def load_hub(source: HubSource):
             raise UserError(f"cannot load {source.describe()}: {revision}") from None
         if source.export_config is not None and (missing := _export_problem(source)) is not None:
             raise UserError(f"cannot load {source.describe()}: {missing}") from None
-        if not (mirror or snapshot) and (hub := _hub_line(source)) is not None:
+        asked = isinstance(exc, HubUnanswered)  # the hub did not answer: not asked again why
+        if not (mirror or snapshot or asked) and (hub := _hub_line(source)) is not None:
             raise hub from None
         if mirror:
             fix = "check the mirror's files against docs/evaluation.md"
@@ -257,8 +258,11 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     with the same options, so every copy prepared before would have been refused offline."""
     unreachable = builder = None
     if not datasets.config.HF_HUB_OFFLINE:
+        down = hub_down(source.repo, "dataset", source.revision)  # one try, not `datasets`' five retries
+        unreachable = unanswered(down) if down is not None else None
         try:
-            builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
+            if unreachable is None:
+                builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
         except (ConnectionError, *transport_errors()) as exc:  # the hub unreachable: the cache may hold it
             builder, unreachable = None, unanswered(exc)  # an httpx2 error `datasets` let through
         if builder is not None and builder.name == "csv":
@@ -266,6 +270,8 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
         if builder is not None and builder.name != "cache":  # "cache": `datasets`' prepared copy, offline
             return builder
     folder = _cached_snapshot(datasets, source, kwargs)
+    if isinstance(folder, str) and unreachable is not None:
+        note_cached_read("dataset", source.repo, unreachable, Path(folder).name)
     if isinstance(folder, str) or builder is not None:  # the snapshot, or the copy `datasets` prepared
         return folder if isinstance(folder, str) else builder
     if unreachable is not None:  # `datasets` found no copy it prepared: not a second round of its attempts

@@ -1,0 +1,80 @@
+"""A task's hub dataset read with the hub gone down and HF_HUB_OFFLINE unset, in a new process as the CLI
+reads it (tests/data/hub_server.py's server filled the caches online first).
+
+`datasets` 5.2 resolves a hub dataset through huggingface_hub's `hf_hub_download`, which retries a file it
+does not hold five times on a connection error (file_download.py: a second `_get_metadata_or_catch_error`
+with `retry_on_errors=True`, utils/_http.py `http_backoff`: 1+2+4+8+8 s), logging "Retrying in Ns [Retry
+k/5]" each time: ~23 s of such lines before the cached copy was read or the one-line refusal came. Now
+`load_hub` asks the hub once first (`hubdown.hub_down`) and, unanswered, reads the cache (saying once which
+commit) or refuses, asking nothing more. The subprocess skips the libraries' sleeps (as
+test_hub_server_datasets.py's does): what fails on the old code is the attempts and the lines, not a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from tests.data.hub_server import DownHub
+from tests.eval.test_hub_server_datasets import COMMIT, READ_IN_A_NEW_PROCESS, _served
+
+from encoderlab.eval.tasks.hub import HubSource, load_hub
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+CSV = (b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
+
+
+def _read_with_the_hub(url: str, repo: str) -> tuple[object, list[str]]:
+    """`load_hub` of `repo` in a new process, HF_ENDPOINT `url`: what it read (or its refusal), and its
+    stderr's lines other than progress bars."""
+    env = {**os.environ, "HF_ENDPOINT": url}
+    code = READ_IN_A_NEW_PROCESS.replace('"me/reviews"', repr(repo))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = [line for line in run.stderr.splitlines() if line.strip() and "examples/s" not in line]
+    return json.loads(run.stdout.splitlines()[-1]), lines
+
+
+@pytest.mark.parametrize("mode", ["refused", "reset"])
+def test_a_cached_hub_dataset_with_the_hub_down_is_read_with_one_note_and_no_retries(hub_server, mode):
+    _served(hub_server, "me/reviews", ".csv", *CSV)
+    online = load_hub(HubSource("me/reviews"))
+    hub_server.stop()
+    down = DownHub("reset") if mode == "reset" else None
+    try:
+        read, lines = _read_with_the_hub(down.url if down else hub_server.url, "me/reviews")
+    finally:
+        if down:
+            down.stop()
+    assert read == {s: online[s].to_list() for s in online}
+    cause = (
+        "ReadError: [Errno 104] Connection reset by peer"
+        if down
+        else "ConnectError: [Errno 111] Connection refused"
+    )
+    assert (
+        lines
+        == [  # refused, was six "... thrown while requesting HEAD" and five "Retrying in Ns [Retry k/5]" lines; reset, nothing said
+            f"encoderlab: note: the Hugging Face hub did not answer ({cause}); dataset 'me/reviews' is read from "
+            f"the local hub cache's snapshot at commit {COMMIT}"
+        ]
+    )
+    assert down is None or len(down.asked()) == 1
+
+
+def test_an_uncached_hub_dataset_with_the_hub_down_is_one_line_after_one_attempt(hub_server):
+    down = DownHub("reset")
+    try:
+        refusal, lines = _read_with_the_hub(down.url, "me/absent")
+    finally:
+        down.stop()
+    assert lines == [] and len(down.asked()) == 1, (
+        lines,
+        down.requests,
+    )  # was 2: the card's HEAD, then `_hub_line`'s repo_info
+    assert refusal == (
+        "cannot load me/absent from me/absent: the hub did not answer (ReadError: [Errno 104] Connection reset "
+        "by peer); check the name and your connection, or set ENCODERLAB_HUB_DATA=DIR to read a local mirror"
+    )
