@@ -11,7 +11,9 @@ before `datasets` resolves the repo), for no wait and no retry notices where it 
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 
 from encoderlab.data.hub import probe_hub, transport_errors
 from encoderlab.errors import first_line
@@ -78,3 +80,19 @@ def note_cached_read(what: str, hub_id: str, exc: BaseException, commit: str) ->
         f"local hub cache's snapshot at commit {commit}",
         file=sys.stderr,
     )
+
+
+@contextlib.contextmanager
+def libraries_offline() -> Iterator[None]:
+    """huggingface_hub and `datasets` offline for the duration (their HF_HUB_OFFLINE, read at import), so a
+    read after the hub did not answer takes their offline path (the copy `datasets` prepared) at once,
+    rather than asking the hub again through their retries."""
+    import datasets.config
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = before

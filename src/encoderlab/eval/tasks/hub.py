@@ -36,7 +36,7 @@ from encoderlab.data.hub import (
     quiet_hub,
     transport_errors,
 )
-from encoderlab.data.hubdown import HubUnanswered, hub_down, note_cached_read, unanswered
+from encoderlab.data.hubdown import HubUnanswered, hub_down, libraries_offline, note_cached_read, unanswered
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.hubcommits import note_read
 from encoderlab.eval.tasks.hubcomplete import (
@@ -118,13 +118,7 @@ def hub_path(source: HubSource) -> str:
 def load_hub(source: HubSource):
     """The `datasets.DatasetDict` of `source`, from the hub or its local mirror; one-line errors."""
     datasets = import_datasets()
-    path = hub_path(source)
-    kwargs: dict = {"name": source.config}
-    if source.data_files:
-        files: dict[str, list[str]] = {}
-        for split, pattern in source.data_files:
-            files.setdefault(split, []).append(pattern)
-        kwargs["data_files"] = files
+    path, kwargs = hub_path(source), _load_kwargs(source)
     mirror, snapshot = path != source.repo, None
     malformed = datasets.exceptions.DatasetGenerationError  # a CSV with an unclosed quote
     try:
@@ -146,7 +140,12 @@ def load_hub(source: HubSource):
             else f"a data file of it is empty as published; {PUBLISHED_FIX}"  # no mirror to re-download
         )
         raise UserError(f"cannot load {source.describe()} from {path}: {empty}") from None
-    except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError, malformed) as exc:
+    except (
+        *READ_ERRORS,
+        malformed,
+        *transport_errors(),
+    ) as exc:  # httpx2's: `datasets`' download let it through
+        exc = unanswered(exc) if isinstance(exc, transport_errors()) else exc
         first = first_line(cause(exc))
         if (configs := _config_problem(exc, source)) is not None:
             raise UserError(f"cannot load {source.describe()} from {path}: {configs}") from None
@@ -171,6 +170,21 @@ def load_hub(source: HubSource):
             places = file_places(str(one[0]), one[0], n, where) if len(one) == 1 else hub_places(split, n)
             check_unquoted(part, split, places, where, published)
     return ds
+
+
+READ_ERRORS = (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError)
+"""What `datasets` raises of a hub dataset it cannot read (`load_hub` gives each one line)."""
+
+
+def _load_kwargs(source: HubSource) -> dict:
+    """`load_dataset`'s arguments for `source`: its config, and its `data_files` as {split: [globs]}."""
+    kwargs: dict = {"name": source.config}
+    if source.data_files:
+        files: dict[str, list[str]] = {}
+        for split, pattern in source.data_files:
+            files.setdefault(split, []).append(pattern)
+        kwargs["data_files"] = files
+    return kwargs
 
 
 def _hub_line(source: HubSource) -> UserError | None:
@@ -226,9 +240,10 @@ def _read(datasets, found, path: str, kwargs: dict):
     `found` `Unread`: its line when `datasets` has no copy it prepared."""
     from datasets.utils.info_utils import is_small_dataset
 
-    if isinstance(found, Unread):
+    if isinstance(found, Unread):  # offline, or the hub not answering: `datasets`' offline path at once
         try:
-            return datasets.load_dataset(path, **kwargs)
+            with libraries_offline(), quiet_hub():  # its warning names offline mode, unset here
+                return datasets.load_dataset(path, **kwargs)
         except ConnectionError:  # offline, and no copy `datasets` prepared before
             raise UserError(found.line) from None
     if found is None or isinstance(found, str):
@@ -256,7 +271,7 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     snapshot of CSV files is refused offline until loaded once with the hub reachable (or `hf download`).
     Why not `load_dataset(repo, **csv_options)`: `datasets` falls back offline only to a copy prepared
     with the same options, so every copy prepared before would have been refused offline."""
-    unreachable = builder = None
+    unreachable = builder = down = None
     if not datasets.config.HF_HUB_OFFLINE:
         down = hub_down(source.repo, "dataset", source.revision)  # one try, not `datasets`' five retries
         unreachable = unanswered(down) if down is not None else None
@@ -274,8 +289,8 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
         note_cached_read("dataset", source.repo, unreachable, Path(folder).name)
     if isinstance(folder, str) or builder is not None:  # the snapshot, or the copy `datasets` prepared
         return folder if isinstance(folder, str) else builder
-    if unreachable is not None:  # `datasets` found no copy it prepared: not a second round of its attempts
-        raise UserError(folder.line) if folder else unreachable
+    if unreachable is not None and not (down and isinstance(folder, Unread)):  # `datasets` tried its copy
+        raise UserError(folder.line) if folder else unreachable  # not a second round of its attempts
     return folder
 
 

@@ -24,6 +24,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from encoderlab.data.hub import HUB_DATA_ENV, dataset_location, import_datasets, is_commit, quiet_hub
+from encoderlab.data.hubdown import hub_down
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import CARD_FILES, PARQUET_EXPORT, HubSource, configs_named, parquet_export
 from encoderlab.words import noun
@@ -126,13 +127,21 @@ def _split(path: PurePosixPath) -> str | None:
 
 def _export_paths(source: HubSource) -> list[PurePosixPath]:
     """The files at the export's revision, relative to its root; [] where they cannot be listed. Online,
-    one request (`list_repo_files`), also for a commit of another branch (`export_commit` says which)."""
+    one request (`list_repo_files`), also for a commit of another branch (`export_commit` says which);
+    offline, or the hub not answering its one request first (`hubdown.hub_down`), the hub cache's snapshot:
+    the listing's pages are fetched with `http_backoff`, whose five retries waited ~23 s on a hub refusing
+    connections, and then named no files, so a cached export was read as no export (refused unread)."""
     location = dataset_location(source.repo, source.revision)
     if location != source.repo:  # a mirror of the branch; `.cache/`: the records `hf download` writes
         folder = Path(location)
         found = [PurePosixPath(p.relative_to(folder).as_posix()) for p in folder.rglob("*") if p.is_file()]
         return [p for p in found if p.parts[0] != ".cache"]
-    names = _cached_names(source) if import_datasets().config.HF_HUB_OFFLINE else _hub_names(source)
+    offline = import_datasets().config.HF_HUB_OFFLINE  # or the hub down: one try, not the listing's retries
+    names = (
+        _cached_names(source)
+        if offline or hub_down(source.repo, "dataset", source.revision)
+        else _hub_names(source)
+    )
     return [PurePosixPath(n) for n in names]
 
 
