@@ -7,6 +7,12 @@ file it lacks). Callers ask once first (`hub_down`, `hub.probe_hub`, bounded by 
 `HF_HUB_ETAG_TIMEOUT`), then read the cache or refuse in one line, and say once which commit they read
 (`note_cached_read`). Trade-off: one request more where the hub answers (a dataset's load asks it once
 before `datasets` resolves the repo), for no wait and no retry notices where it does not.
+
+Sources: huggingface_hub 2.4.0's own code (utils/_http.py `http_backoff`: `max_retries=5`, waits 1, 2, 4, 8,
+8 s on `TimeoutException`, `NetworkError`, `RemoteProtocolError`; file_download.py: a file not cached is
+asked again with `retry_on_errors=True`; hf_api.py `repo_info`: `timeout=None`); the retries were added "as in
+hf/datasets ... if you have bad wifi" (huggingface/huggingface_hub#22), and a refused connection reaching
+the cache only "after exhausting retries" is huggingface/huggingface_hub#4487.
 """
 
 from __future__ import annotations
