@@ -24,6 +24,12 @@ the lease, can be taken for gone. A lock without `lease_s` (older encoderlab, ot
 another host is never taken over: the message says which file to delete by hand. A live holder of this host
 is always judged by its pid, however old its heartbeat (a run stuck in a collective still holds its folder).
 
+The temporary files beside a lock (the one linked into place, a lease judge's clock probe) carry a short id of
+their writer's host (`host_id`), so the cleanup before a lock is taken judges by pid only the files of its own host
+(and those of older encoderlab, named without one): another node's, whose pid means nothing here, are removed
+only once an hour old. A file removed before it was linked anyway (by an older encoderlab on another node) is
+written again, and the command refused with one line after three such losses, never a traceback.
+
 `waiting_lock` is the other kind: a bare `flock` whose second taker waits instead of being refused (the
 assets cache, where the second fetch of a file then finds it fetched), its file removed by a failed block.
 """
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import socket
@@ -98,9 +105,9 @@ def _lease_s(holder: dict) -> float | None:
 def _fs_now(lock: Path) -> float:
     """The file system's time now, as it stamps a file created beside `lock` (the judge's side of a lease, in the
     clock the holder's refreshes were stamped with); this host's clock where nothing can be created there. The
-    probe is named as the lock's temporary files are (`is_lock_file`), so one left by a kill is not taken for
-    someone's file in the folder."""
-    probe = lock.with_name(f"{lock.name}.clock-{os.getpid()}-{threading.get_ident()}.tmp")
+    probe is named as the lock's temporary files are (`is_lock_file`, with this host's `host_id`), so one left by
+    a kill is not taken for someone's file in the folder, and only this host judges whether its writer lives."""
+    probe = lock.with_name(f"{lock.name}.clock-{os.getpid()}-{threading.get_ident()}.{host_id()}.tmp")
     try:
         probe.write_bytes(b"")
         return probe.stat().st_mtime
@@ -163,17 +170,59 @@ def refuse_live_holder(lock: Path, use: Path) -> None:
 
 def is_lock_file(name: str, lock_name: str) -> bool:
     """Whether the file `name` is the lock `lock_name` or a temporary file beside it (`folder_lock`'s
-    `LOCK.PID.tmp`, `_fs_now`'s clock probe), which a process killed in that instant leaves beside it or alone
-    (the next `folder_lock` removes it once its writer is gone, `_writer_pid`)."""
+    `LOCK.PID.HOST.tmp`, `_fs_now`'s clock probe), which a process killed in that instant leaves beside it or alone
+    (the next `folder_lock` removes it once its writer is gone, `_remove_leftovers`)."""
     return name == lock_name or (name.startswith(f"{lock_name}.") and name.endswith(".tmp"))
 
 
-def _writer_pid(name: str, lock_name: str) -> int | None:
-    """The pid in the name of a temporary file of the lock `lock_name`: `LOCK.PID.tmp` (`folder_lock`'s) or a clock
-    probe, `LOCK.clock-PID-THREAD.tmp` (`_fs_now`'s); None for any other name. A probe's judge killed between
-    creating and removing it left the probe for good: only the first kind was removed once its writer was gone."""
-    pid = name[len(lock_name) + 1 : -len(".tmp")].removeprefix("clock-").split("-")[0]
-    return int(pid) if pid.isascii() and pid.isdigit() else None
+LEFTOVER_OF_ANOTHER_HOST_S = 3600.0
+"""Age (file system clock) past which another host's temporary file of a lock is removed: one lives for the instant
+its writer takes the lock or judges a lease, so an hour is far beyond any such instant or clock skew."""
+
+
+def host_id(host: str | None = None) -> str:
+    """A short id of `host` (this host's name by default) for the names of a lock's temporary files: 8 hex digits
+    of its sha256, as a host name may hold dots and is long; two hosts sharing an id (odds 1 in 4 billion a
+    pair) would judge each other's files by pid, as every host did before."""
+    return hashlib.sha256((host or socket.gethostname()).encode()).hexdigest()[:8]
+
+
+def _writer(name: str, lock_name: str) -> tuple[int, str | None] | None:
+    """(pid, host id) of the writer of a temporary file of the lock `lock_name`: `LOCK.PID.HOST.tmp`
+    (`folder_lock`'s) or a clock probe, `LOCK.clock-PID-THREAD.HOST.tmp` (`_fs_now`'s); host None for the
+    older names without it (`LOCK.PID.tmp`, `LOCK.clock-PID-THREAD.tmp`); None for any other name."""
+    middle = name[len(lock_name) + 1 : -len(".tmp")]
+    writer, dot, host = middle.rpartition(".")
+    if not dot:
+        writer, host = middle, None
+    elif not (len(host) == 8 and all(c in "0123456789abcdef" for c in host)):
+        return None
+    pid = writer.removeprefix("clock-").split("-")[0]
+    return (int(pid), host) if pid.isascii() and pid.isdigit() else None
+
+
+def _remove_leftovers(lock: Path, now: float) -> None:
+    """Remove the temporary files beside `lock` left by processes killed while taking it or judging its holder
+    (`now`: the file system's time). One of this host (or of an older encoderlab, named without a host) is left
+    when its pid is gone; one of another host, whose pid means nothing here, only once it is more than
+    `LEFTOVER_OF_ANOTHER_HOST_S` old. Judged by pid alone, a live process's file on another node of a shared file
+    system was removed before it was linked into place (that process failed with a FileNotFoundError
+    traceback), and so was its clock probe."""
+    here = host_id()
+    for stale in lock.parent.glob(f"{lock.name}.*.tmp"):
+        writer = _writer(stale.name, lock.name)
+        if writer is None:
+            continue
+        pid, host = writer
+        if host is None or host == here:
+            gone = not _pid_alive(pid)
+        else:
+            try:
+                gone = now - stale.stat().st_mtime > LEFTOVER_OF_ANOTHER_HOST_S
+            except OSError:
+                continue  # removed meanwhile
+        if gone:
+            stale.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -249,28 +298,12 @@ def folder_lock(
     me = {"pid": os.getpid(), "host": socket.gethostname(), "since": now, "what": what}
     if lease is not None:
         me["lease_s"] = lease.lease_s
-    # left by a process killed while taking the lock or judging its holder
-    for stale in lock.parent.glob(f"{lock.name}.*.tmp"):
-        pid = _writer_pid(stale.name, lock.name)
-        if pid is not None and not _pid_alive(pid):
-            stale.unlink(missing_ok=True)
-    tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
-    tmp.write_text(json_text(me))
+    tmp = lock.with_name(f"{lock.name}.{os.getpid()}.{host_id()}.tmp")
+    mine = json_text(me)
+    tmp.write_text(mine)
     try:
-        with one_at_a_time(lock.parent):  # a stale holder read here is still the holder when it is removed
-            for _ in range(3):
-                try:
-                    os.link(tmp, lock)  # atomic and never half-written: the content exists before the name
-                    break
-                except FileExistsError:
-                    holder = read_lock(lock)
-                    # the file system's time now: `tmp`'s mtime, written a moment ago (`_fs_now`)
-                    if holder and holder_gone(lock, holder, now=tmp.stat().st_mtime):
-                        lock.unlink(missing_ok=True)  # stale: its process is gone, or its lease ran out
-                        continue
-                    raise UserError(_held_message(lock, holder, str(use), other_out)) from None
-            else:
-                raise UserError(_held_message(lock, read_lock(lock), str(use), other_out))
+        _remove_leftovers(lock, now=_stamp(tmp, lock))
+        _take(lock, tmp, mine, str(use), other_out)
     finally:
         tmp.unlink(missing_ok=True)
     try:
@@ -279,6 +312,35 @@ def folder_lock(
     finally:
         if _is_mine(lock, me):
             lock.unlink(missing_ok=True)
+
+
+def _stamp(tmp: Path, lock: Path) -> float:
+    """The file system's time now: `tmp`'s mtime, written a moment ago (`_fs_now` where it is gone)."""
+    try:
+        return tmp.stat().st_mtime
+    except OSError:
+        return _fs_now(lock)
+
+
+def _take(lock: Path, tmp: Path, mine: str, use: str, other_out: bool) -> None:
+    """Link `tmp` (holding `mine`) to `lock`, taking over a holder known gone; refused while another holds it."""
+    with one_at_a_time(lock.parent):  # a stale holder read here is still the holder when it is removed
+        for _ in range(3):
+            try:
+                os.link(tmp, lock)  # atomic and never half-written: the content exists before the name
+                return
+            except FileExistsError:
+                holder = read_lock(lock)
+                if holder and holder_gone(lock, holder, now=_stamp(tmp, lock)):
+                    lock.unlink(missing_ok=True)  # stale: its process is gone, or its lease ran out
+                    continue
+                raise UserError(_held_message(lock, holder, use, other_out)) from None
+            except FileNotFoundError:
+                # `tmp` removed before it was linked, by another process cleaning up (an older encoderlab on
+                # another node judged it by a pid of ours): written again, and refused after three such tries
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.write_text(mine)
+        raise UserError(_held_message(lock, read_lock(lock), use, other_out))
 
 
 def _is_mine(lock: Path, me: dict) -> bool:
