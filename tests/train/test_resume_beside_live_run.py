@@ -14,6 +14,7 @@ import shutil
 import socket
 
 import pytest
+from tests.reliability.treestate import changes, world_state
 from tests.train.helpers import tiny_run
 
 from encoderlab.errors import UserError
@@ -22,7 +23,9 @@ from encoderlab.train import pretrain
 from encoderlab.train.runfolder import LOCK
 
 
-def test_a_resume_beside_a_live_run_names_its_holder_before_reading_a_checkpoint_it_rotates(tmp_path):
+def test_a_resume_beside_a_live_run_names_its_holder_before_reading_a_checkpoint_it_rotates(
+    tmp_path, monkeypatch
+):
     cfg = tiny_run(tmp_path / "run")
     run = pretrain(cfg, until_step=2)
     latest = run / "checkpoints" / f"step_{complete_checkpoints(run)[-1]:07d}"
@@ -35,8 +38,12 @@ def test_a_resume_beside_a_live_run_names_its_holder_before_reading_a_checkpoint
         "what": "pretrain",
     }
     (run / LOCK).write_text(json.dumps(holder))  # a live process of this host holds it
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    before = world_state(tmp_path)
     with pytest.raises(UserError) as refused:
         pretrain(cfg, resume=True)
+    assert not changes(before, world_state(tmp_path))  # the lock's bytes and mtime, caches, cwd included
     assert str(refused.value) == (
         f"{run} is in use by pretrain (pid {os.getppid()} on {socket.gethostname()} since 2026-12-06T20:33:14Z); "
         f"wait for it, use another --out, or delete {run / LOCK} if that process is gone"

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.reliability.treestate import changes, world_state
 from tests.train.helpers import metrics, tiny_run
 
 import encoderlab.train.trainer as trainer_module
@@ -46,12 +47,18 @@ def test_another_nodes_lock_whose_lease_ran_out_is_taken_over_by_a_resume(tmp_pa
     assert not (run / LOCK).exists()
 
 
-def test_another_nodes_lock_within_its_lease_is_refused_naming_host_pid_and_the_lease(tmp_path):
+def test_another_nodes_lock_within_its_lease_is_refused_naming_host_pid_and_the_lease(tmp_path, monkeypatch):
     cfg = tiny_run(tmp_path / "run")
     run = pretrain(cfg, until_step=2)
     lock = _planted(run, "another-node", 4242, age_s=60)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    before = world_state(tmp_path)
     with pytest.raises(UserError) as refused:
         pretrain(cfg, resume=True)
+    assert not changes(
+        before, world_state(tmp_path)
+    )  # the lock's mtime (the lease) and its clock probe included
     said = (
         re.escape(
             f"{run} is in use by pretrain (pid 4242 on another-node since 2026-12-06T20:00:00Z; its lock refreshed "
