@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.optimize import least_squares
 
-from encoderlab.advise.fit import TIE, objective
+from encoderlab.advise.fit import EXP_RANGE, TIE, objective
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
 from encoderlab.cli import main
 from encoderlab.config import save_yaml
@@ -111,6 +111,13 @@ def scipy_best(lx, ly, starts, lower, upper, delta):
 
 def scipy_fit(lx, ly, starts, lower, upper, delta):
     """(objective, parameters) of the best of scipy's least_squares fits from a grid of starts."""
+    return min(scipy_minima(lx, ly, starts, lower, upper, delta), key=lambda m: m[0])
+
+
+def scipy_minima(lx, ly, starts, lower, upper, delta) -> list[tuple[float, np.ndarray]]:
+    """(objective, parameters) of scipy's least_squares fit from each start, in the starts' order: the local
+    minima the grid reaches (scripts/advise_extrapolation_audit.py reads how far the near-equal ones extrapolate
+    apart)."""
 
     def residuals(p):
         return lse_terms(p, lx)[0] - ly
@@ -122,7 +129,7 @@ def scipy_fit(lx, ly, starts, lower, upper, delta):
             cols += [soft[:, 1 + j], -soft[:, 1 + j] * lx[:, j]]
         return np.stack(cols, -1)
 
-    best = (np.inf, None)
+    out = []
     for p0 in starts:
         fit = least_squares(
             residuals,
@@ -135,9 +142,38 @@ def scipy_fit(lx, ly, starts, lower, upper, delta):
             ftol=1e-12,
             gtol=1e-12,
         )
-        reached = objective(fit.fun, np.ones_like(fit.fun), delta)
-        best = (reached, fit.x) if reached < best[0] else best
-    return best
+        out.append((float(objective(fit.fun, np.ones_like(fit.fun), delta)), fit.x))
+    return out
+
+
+def scipy_2d_problem(y: np.ndarray) -> tuple:
+    """(log inputs, log values, starts, lower, upper) of scipy's 2-D fit to `y` at `GRID`: a grid of starts
+    (4 floors x 3 x 3 exponents, OLMo's recipe) within the batched fit's bounds (the floor below the smallest
+    value, exponents in `EXP_RANGE`)."""
+    lx, ly = np.log(GRID), np.log(y)
+    grid = (EXP_RANGE[0], 0.5, EXP_RANGE[1])
+    starts = [
+        [np.log(e * y.min()), np.log(y.mean() * (1 - e)), a, np.log(y.mean() * (1 - e)), b]
+        for e in (0.3, 0.6, 0.9, 0.99)
+        for a in grid
+        for b in grid
+    ]
+    lower = [-60, -60, EXP_RANGE[0], -60, EXP_RANGE[0]]
+    upper = [ly.min(), 60, EXP_RANGE[1], 60, EXP_RANGE[1]]
+    return lx, ly, starts, lower, upper
+
+
+LEVEL, NOISE = 3.0, 0.003
+"""The 2-D audit ladders' level and relative seed noise: one run's seed sd is about LEVEL * NOISE."""
+
+
+def ladder_2d(shape: str, draw: int) -> np.ndarray:
+    """Values at `GRID` of a 2-D ladder the form `E + A/N^a + B/D^b` does not identify, noise `NOISE` (relative)
+    from generator seed `draw`: "flat" (`LEVEL` everywhere) or "falls and rises" (a parabola in log N*D, lowest
+    inside the grid, which the form cannot follow)."""
+    x = GRID[:, 0] * GRID[:, 1]
+    level = {"flat": np.full(len(x), LEVEL), "falls and rises": LEVEL + 0.05 * (np.log(x) + 1.4) ** 2}[shape]
+    return level * np.exp(np.random.default_rng(draw).normal(0.0, NOISE, len(GRID)))
 
 
 LOSS = KNOWN_METRICS["val/mlm15"]

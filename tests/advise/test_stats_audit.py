@@ -24,7 +24,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from tests.advise.advise_fixtures import GRID, scipy_best, scipy_fit
+from tests.advise.advise_fixtures import (
+    GRID,
+    LEVEL,
+    NOISE,
+    ladder_2d,
+    scipy_2d_problem,
+    scipy_best,
+    scipy_fit,
+)
 
 from encoderlab.advise.fit import CHINCHILLA, DELTA, EXP_RANGE, POWER, fit_curves
 from encoderlab.advise.holdout import within_noise
@@ -61,23 +69,6 @@ def test_the_fit_reaches_scipys_objective_where_the_optimum_is_on_a_bound(kind, 
     assert fit.objective[0] <= best * (1 + 1e-3)
 
 
-def _scipy_2d_problem(y: np.ndarray) -> tuple:
-    """(log inputs, log values, starts, lower, upper) of scipy's 2-D fit to `y` at `GRID`: a grid of starts
-    (4 floors x 3 x 3 exponents, OLMo's recipe) within the batched fit's bounds (the floor below the smallest
-    value, exponents in `EXP_RANGE`)."""
-    lx, ly = np.log(GRID), np.log(y)
-    grid = (EXP_RANGE[0], 0.5, EXP_RANGE[1])
-    starts = [
-        [np.log(e * y.min()), np.log(y.mean() * (1 - e)), a, np.log(y.mean() * (1 - e)), b]
-        for e in (0.3, 0.6, 0.9, 0.99)
-        for a in grid
-        for b in grid
-    ]
-    lower = [-60, -60, EXP_RANGE[0], -60, EXP_RANGE[0]]
-    upper = [ly.min(), 60, EXP_RANGE[1], 60, EXP_RANGE[1]]
-    return lx, ly, starts, lower, upper
-
-
 @pytest.mark.parametrize("draw", [100, 109, 118])
 def test_the_2d_fit_on_a_flat_ladder_predicts_as_scipys_best_fit(draw):
     """A tolerance, not a defect: on a flat 2-D ladder (3 sizes x 3 budgets, 2 seeds, noise 0.3%) the batched
@@ -94,13 +85,13 @@ def test_the_2d_fit_on_a_flat_ladder_predicts_as_scipys_best_fit(draw):
     past the ladder, agrees: at 2.5x and 10x the largest size and budget the two fits differ by at most 0.36
     and 0.68 of one run's seed sd over the 30 draws; and a flat schedule is flagged by the trend check
     (docs/advise.md), so it is never recommended on its curve."""
-    y = 3.0 * np.exp(np.random.default_rng(draw).normal(0.0, 0.003, len(GRID)))
+    y = ladder_2d("flat", draw)
     fit = fit_curves(CHINCHILLA, GRID, y[None], scale=np.array([1.0, 1.0]))
-    best, params = scipy_fit(*_scipy_2d_problem(y), DELTA)
+    best, params = scipy_fit(*scipy_2d_problem(y), DELTA)
     assert fit.objective[0] <= best * 1.05
     far = np.log(np.array([[2.5, 2.5], [10.0, 10.0]]))[None]
     ours, theirs = (np.exp(CHINCHILLA.log_predict(p, far))[0] for p in (fit.params, params[None]))
-    assert np.abs(ours - theirs).max() <= 0.003 * 3.0  # one run's seed sd
+    assert np.abs(ours - theirs).max() <= LEVEL * NOISE  # one run's seed sd
 
 
 def _ladder(values: dict) -> Ladder:
@@ -245,9 +236,7 @@ def test_the_2d_fit_on_a_ladder_that_falls_and_rises_reaches_scipys_best_of_a_gr
     steep and flat terms swapped. Reweighted as the objective weighs each run (`fit.PROFILE_IRLS`), none of the 90
     is above 0.1%."""
     x = GRID[:, 0] * GRID[:, 1]
-    y = (3.0 + 0.05 * (np.log(x) + 1.4) ** 2) * np.exp(
-        np.random.default_rng(draw).normal(0.0, 0.003, len(GRID))
-    )
+    y = ladder_2d("falls and rises", draw)
     assert np.diff(np.sort(x)).any() and y[np.argsort(x)][0] > y.min() < y[np.argsort(x)][-1]  # falls, rises
     fit = fit_curves(CHINCHILLA, GRID, y[None], scale=np.array([1.0, 1.0]))
-    assert fit.objective[0] <= scipy_best(*_scipy_2d_problem(y), DELTA) * (1 + 1e-3)
+    assert fit.objective[0] <= scipy_best(*scipy_2d_problem(y), DELTA) * (1 + 1e-3)
