@@ -20,8 +20,8 @@ and the per-draw gaps as a PNG beside it:
 
     PYTHONPATH=. python scripts/advise_extrapolation_audit.py [--out OUT.json] [--draws N] [--flat M] [--quick]
 
-90 falls-and-rises draws and 30 flat ones unless given; `--quick` fits 2 of each (tests/advise/
-test_extrapolation_audit.py). About 10 minutes on one core for the default draws (36 scipy fits a draw).
+30 falls-and-rises draws and 30 flat ones unless given (the old audit's 30); `--quick` fits 2 of each (tests/advise/
+test_extrapolation_audit.py). About 3 CPU minutes on one core for the default draws (36 scipy fits a draw).
 It is a script, not a module of `encoderlab.advise`, because its reference fit is the tests' scipy one, as
 scripts/advise_fit_uniqueness.py's is. Until 2026-12-06 docs/advise.md quoted "up to 3.8 seed sd at 2.5x, 10.4
 at 10x, over 30 draws" from an audit no script kept, which this replaces (CHANGELOG says what it found).
@@ -136,7 +136,7 @@ def run(draws: dict[str, int]) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("advise_extrapolation_audit.json"))
-    parser.add_argument("--draws", type=int, default=90, help="falls-and-rises draws (seeds 0 onwards)")
+    parser.add_argument("--draws", type=int, default=30, help="falls-and-rises draws (seeds 0 onwards)")
     parser.add_argument("--flat", type=int, default=30, help="flat draws (seeds 100 onwards)")
     parser.add_argument("--quick", action="store_true", help="2 draws of each shape (for a test)")
     args = parser.parse_args(argv)
