@@ -82,8 +82,9 @@ def test_the_2d_fit_on_a_flat_ladder_predicts_as_scipys_best_fit(draw):
     the best `fit.STARTS` (3) points of its exponent grid (a stated departure from OLMo-core, which refines all
     4^5; `fit`'s docstring), so it stays in those starts' minima; 1000 more iterations move none of the worst (one draw in
     30 was still descending a curved valley, and ends within 5e-5 with them). What the advice reads, the curve
-    past the ladder, agrees: at 2.5x and 10x the largest size and budget the two fits differ by at most 0.36
-    and 0.68 of one run's seed sd over the 30 draws; and a flat schedule is flagged by the trend check
+    past the ladder, agrees: at 2.5x and 10x the largest size and budget the two fits differed by at most 0.36
+    and 0.68 of one run's seed sd over the 30 draws with one start, and by 0.00 now
+    (`scripts/advise_extrapolation_audit.py`, 2026-12-06); and a flat schedule is flagged by the trend check
     (docs/advise.md), so it is never recommended on its curve."""
     y = ladder_2d("flat", draw)
     fit = fit_curves(CHINCHILLA, GRID, y[None], scale=np.array([1.0, 1.0]))

@@ -48,7 +48,8 @@ synthetic test suite does that for 200 ladders in seconds):
   on a flat 2-D ladder, or one that falls and rises again (which the form cannot follow), the objective has
   several near-equal minima (a term killed, its coefficient at its bound; or one small and steep, its exponent at
   the upper bound, and one near-flat carrying the level, with E at its bound, the smallest value), and such
-  minima 0.1% apart extrapolate up to several seed sd apart at 10x. The trend check (`trend`) flags such a
+  minima 0.1% apart extrapolate up to 1.5 (falls and rises) and 2.1 (flat) seed sd apart at 10x the largest size and
+  budget (30 draws each, `scripts/advise_extrapolation_audit.py`). The trend check (`trend`) flags such a
   ladder where it rises beyond its seed noise (its rise test; the slope alone passed a ladder falling by more
   than it rises), not one that rises within it, whose minima are as near. So `STARTS` (3) grid points are
   refined side by side in the one batch and the lowest objective kept, chosen to land in different basins: the grid spans `EXP_RANGE` (it stopped at 0.05 and 1.5, short of the
