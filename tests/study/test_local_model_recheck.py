@@ -244,7 +244,7 @@ def test_a_model_replaced_between_the_recheck_and_the_trainers_load_is_refused_b
     ), line
     # no run, half-trained or not, under the old key
     assert list((out / "nodes" / "pretrain").glob("*")) == []
-    assert _records(out) == {}
+    assert eval_records(out) == {}
     monkeypatch.undo()
     run_study(load_study_file(study), out, real_backend(), progress=False)
-    assert len(_records(out)) == 1  # the rerun: keyed by the new files
+    assert len(eval_records(out)) == 1  # the rerun: keyed by the new files
