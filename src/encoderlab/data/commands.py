@@ -10,6 +10,7 @@ import tyro
 
 from encoderlab.atomic import json_text
 from encoderlab.cliargs import Repeated, RequiredRepeated, flatten
+from encoderlab.data.prepmetrics import SKIP_REASONS, first_skipped
 from encoderlab.data.sources import parse_source
 from encoderlab.errors import UserError
 
@@ -163,7 +164,8 @@ def _summary(meta: dict) -> dict:
         "splits": meta["splits"],
         "dtype": meta["dtype"],
         "removed": {"by_id": d.get("removed_by_id"), "by_ngram": d.get("removed_by_ngram")},
-        "skipped": {k: total(k) for k in ("empty", "bad_records", "bad_files")},
+        "skipped": {k: total(k) for k in SKIP_REASONS},
+        "first_skipped": first_skipped(sources),
         "unique_tokens": meta.get("unique_tokens"),
         "max_token_id": meta.get("max_token_id"),
         "seconds": meta.get("seconds"),

@@ -48,6 +48,9 @@ class Document(NamedTuple):
     """Index of its source in a mixture."""
     repeat: int = 0
     """0 on a source's first pass, k on its k-th restart by an `all_exhausted` mixture."""
+    where: str = ""
+    """FILE:LINE or FILE row N, where the id names the record by its id field instead (`path#id`): how a
+    skipped empty document is named (`SourceStats.first_skipped`); "" where the id says it."""
 
 
 class _Bad(Exception):
@@ -232,7 +235,7 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
                 _handle(exc, on_error, stats, record=True)
                 continue
             rid = record.get(cfg.id_field)
-            yield Document(f"{id_prefix}{rid}" if rid is not None else f"{path}:{lineno}", text)
+            yield Document(f"{id_prefix}{rid}" if rid is not None else where, text, where=where)
 
 
 _DECOMPRESS = {
@@ -343,7 +346,9 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
                     continue
                 # a null cell is an empty document, dropped and counted (was: dropped and counted nowhere)
                 yield Document(
-                    f"{path}#{rid}" if rid is not None else f"{path}:{row}", "" if text is None else text
+                    f"{path}#{rid}" if rid is not None else f"{path}:{row}",
+                    "" if text is None else text,
+                    where=f"{path} row {row}",
                 )
     except (pa.ArrowException, OSError) as exc:
         _handle(_Bad(f"{path} is not a readable parquet file ({str(exc).splitlines()[0]})"), on_error, stats)
@@ -442,10 +447,7 @@ def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) 
         )
     if on_error == "refuse":  # a command without --on-error: its fix must not offer the flag
         raise _refusal(exc, exc.plain or exc.fix or "fix or remove it")
-    if record:
-        stats.bad_records += 1
-    else:
-        stats.bad_files += 1
+    stats.skip("bad_records" if record else "bad_files", str(exc))
 
 
 def _refusal(exc: _Bad, fix: str) -> UserError:

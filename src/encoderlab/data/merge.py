@@ -31,6 +31,7 @@ from encoderlab.data.freshness import as_read, held_commit, held_revisions, iden
 from encoderlab.data.holdout import held_out_count, holds_out_everything
 from encoderlab.data.mirrorpin import read_unpinned
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
+from encoderlab.data.prepmetrics import first_skipped
 from encoderlab.data.shard import merged_folder
 from encoderlab.data.target import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
@@ -363,6 +364,8 @@ def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) 
     for key in _SUMMED:
         source[key] = sum(m["sources"][0][key] for m in metas)
     source["files"] = [f for m in metas for f in m["sources"][0]["files"]]
+    # the parts are in file order, so the first part's skip of a reason is the corpus's first one
+    source["first_skipped"] = first_skipped([m["sources"][0] for m in metas])
     if all(isinstance(m["sources"][0].get("exhausted"), bool) for m in metas):  # parts from before: unsaid
         source["exhausted"] = all(m["sources"][0]["exhausted"] for m in metas)
     source.update(tokens=tokens, unique_tokens=dict(tokens))  # one source, read once: all unique

@@ -86,6 +86,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
     split_dir,
     val_mask,
 )
+from encoderlab.data.prepmetrics import PrepareLog
 from encoderlab.data.resume import PROGRESS, Chain, read_progress, read_sources
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, local_paths, recorded_on_error
@@ -432,6 +433,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
     )
     chunks = encode.chunks(docs, job.chunk_docs, cfg.max_docs)
     bar = tqdm(desc="prepare", unit="doc", disable=not job.progress, smoothing=0.1)
+    metrics = PrepareLog(tmp, resumed_at=resume.get("chunks"))
     try:
         chain = b""
         for chunk in itertools.islice(chunks, n_chunks):  # re-read what the checkpoint holds
@@ -442,15 +444,19 @@ def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
         for result in encode.ordered_results(chunks, job.workers, initargs):
             kept = _take(result, writers, tally, kept, job)
             chain, n_chunks = _link(chain, result.digest), n_chunks + 1
-            if n_chunks % job.checkpoint_every == 0:
+            if n_chunks % job.checkpoint_every == 0:  # the line first: a resume cuts it back (prepmetrics)
+                metrics.line(n_chunks, kept, tally, stats)
                 _checkpoint(tmp, job, writers, n_chunks, kept, tally, chain, ids, stats)
             bar.update(len(result.lengths) + sum(result.counts.values()))
+        if n_chunks % job.checkpoint_every or not n_chunks:  # the chunks after the last checkpoint
+            metrics.line(n_chunks, kept, tally, stats)
     except BaseException:
         for w in writers.values():
             w.close()
         raise
     finally:
         bar.close()
+        metrics.close()
         docs.close()
     # no train document: an empty corpus, or a --val-fraction that held out every document
     if job.shard is None and not writers["train"].n_docs:

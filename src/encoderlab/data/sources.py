@@ -175,6 +175,16 @@ class SourceStats:
     and a study tell it from a pin of that commit with no mirror; written for such a source only (absent:
     any other, or a folder from before). Not part of `identity`: no folder's or node's key moves."""
 
+    first_skipped: dict[str, str] = field(default_factory=dict)
+    """Per skip reason counted above (empty, bad_records, bad_files), where its first one is: FILE:LINE or
+    FILE row N (a hub file's HUB#FILE:ROW, or the document's id where its reader names no line), or for
+    a bad record or file the line `--on-error raise` would have refused it with. Not part of `identity`."""
+
+    def skip(self, reason: str, where: str) -> None:
+        """Count one skipped document (or file) of `reason`, remembering where the first one is."""
+        setattr(self, reason, getattr(self, reason) + 1)
+        self.first_skipped.setdefault(reason, where)
+
     def to_dict(self) -> dict:
         record = dict(self.__dict__)
         if not read_unpinned(self.identity):
@@ -453,5 +463,5 @@ def iter_documents(
             stats.docs += 1
             yield doc
         else:
-            stats.empty += 1
+            stats.skip("empty", doc.where or doc.id)
     stats.exhausted = True
