@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
-from test_prepare_kill import _bytes, _chunks_done, _command
+from test_prepare_kill import _bytes, _chunks_done, _command, _lines
 from tests.reliability.killharness import Zygote
 
 
@@ -69,6 +69,7 @@ def test_sigkill_in_a_sharded_corpus_then_rerun_reads_every_shard_once(tmp_path,
     assert done["returncode"] == 0, done["stderr"]
     assert json.loads((done["dir"] / "stdout").read_text())["resumed_after_docs"] > 0
     assert _bytes(out) == _bytes(clean)
+    assert _lines(out) == _lines(clean) and _lines(clean)
     meta = json.loads((out / "meta.json").read_text())
     (source,) = meta["sources"]
     files = [f["path"] for f in source["files"]]

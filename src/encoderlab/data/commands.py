@@ -78,7 +78,8 @@ def prepare(
     checkpoint_every: int = 16,
     shard: str | None = None,
 ) -> None:
-    """Tokenize --source on all cores into a prepared folder (tokens.bin, doc_offsets.npy, meta.json).
+    """Tokenize --source on all cores into a prepared folder (tokens.bin, doc_offsets.npy, meta.json; progress
+    as JSON lines in metrics.jsonl).
 
     Args:
         source: Corpora: asset names, named hub corpora, files, folders, globs or hf:ORG/NAME, each
