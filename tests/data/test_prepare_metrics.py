@@ -109,3 +109,18 @@ def test_the_metrics_file_is_no_part_of_the_folder_identity(tmp_path, tokenizer_
     (out / METRICS).write_text('{"step": 1}\n')
     assert identity(read_meta(out)) == before
     assert prepare(_cfg(src, tokenizer_dir), out, **RUN) == out  # still this recipe: nothing to do
+
+
+def test_a_merge_names_the_first_skip_of_each_reason_from_the_part_that_holds_it(tmp_path, tokenizer_dir):  # noqa: F811
+    """Part 0 reads part0.jsonl (nothing skipped), part 1 the two others: the merged folder names part 1's
+    skips (was: it kept part 0's record alone)."""
+    from encoderlab.data.merge import merge
+    from encoderlab.data.shard import Shard
+
+    src = _corpus(tmp_path / "corpus")
+    out = tmp_path / "out"
+    for i in range(2):
+        prepare(_cfg(src, tokenizer_dir), out, shard=Shard(i, 2), **RUN)
+    merged = read_meta(merge(out))["sources"][0]["first_skipped"]
+    assert merged["empty"] == f"{src / 'part1.jsonl'}:5"
+    assert merged["bad_records"].startswith(f"{src / 'part2.jsonl'}:3 ")
