@@ -37,7 +37,8 @@ byte-identical to an uninterrupted run. If the recipe or the documents before th
 changed, the partial output is discarded and the prepare starts over (with a warning); the same files
 reached by another path are the same, and so is a hub source now pinned to the commit it was
 being read at (`data/resume.py`). Re-reading the prefix (a pass over the raw
-text) costs a small fraction of tokenizing it.
+text) costs a small fraction of tokenizing it. Progress goes to `OUT.tmp/metrics.jsonl`, one line per checkpoint, cut back
+with it on resume (`data/prepmetrics.py`).
 
 Documents are tokenized whole, whatever truncation or padding the tokenizer's file keeps from its
 last call (`encode._encoder`); folders from before that are refused on read (`packed.read_meta`).

@@ -12,7 +12,8 @@ Writer: the trainer's `JsonlSink` (one JSON object per line, flushed, a torn las
 with `step` as its key. The file is written in OUT.tmp with the rest, so a finished folder holds it. A
 line is written before its checkpoint's progress.json: a resumed prepare cuts the file back to the lines of
 steps up to its checkpoint (`keep_until_step`, as a resumed run's), so a line written after the checkpoint
-by a killed process is dropped and written again, and none is lost or doubled. Trade-offs: `seconds`
+by a killed process is dropped and written again, and none is lost or doubled. (A checkpoint from before
+this file has no lines to continue: the first line after it spans everything from the start.) Trade-offs: `seconds`
 differ between two runs of one recipe, so the file is no part of what is compared or keyed (a prepared
 folder's identity is its meta.json's: `packed.identity`); and `skipped` counts what the reader has read,
 which runs up to 2 x workers chunks ahead of the tokens (the same for the same --workers, resumed or not).
