@@ -19,6 +19,7 @@ from tests.data.hub_server_fixtures import point_at, repo_files
 from tests.eval.fixtures import model_folder
 
 from encoderlab.data import hubdown
+from encoderlab.errors import UserError
 from encoderlab.model.hub import load_pretrained
 from encoderlab.model.sources import source_path
 
@@ -70,3 +71,31 @@ def test_a_cached_model_with_the_hub_down_but_accepting_is_read_after_one_attemp
         down.stop()
     cause = "ReadError: [Errno 104] Connection reset by peer" if mode == "reset" else "ReadTimeout: timed out"
     assert _notes(capsys) == [NOTE.format(cause=cause)] and len(down.asked()) == 1
+
+
+@pytest.mark.parametrize("pin", ["", f"@{SHA_B}"])
+def test_an_uncached_model_with_the_hub_silent_is_one_line_naming_the_hub_after_one_request(
+    hub_server, pin, monkeypatch
+):
+    """Nothing cached (a branch, or a commit pin): `snapshot_download` asked `repo_info`, or at once
+    `list_repo_tree`, with no timeout, and waited until the hub dropped the connection ("RemoteProtocolError:
+    Server disconnected without sending a response", a hub that never drops it: forever). Now the one
+    request, bounded by HF_HUB_ETAG_TIMEOUT, is the line, which names the hub's URL and the fixes."""
+    hub_server.stop()
+    down = DownHub("silent")
+    point_at(monkeypatch, down.url)
+    monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", 1)
+    try:
+        with pytest.raises(UserError) as refused:
+            source_path(HUB_ID + pin)
+    finally:
+        down.stop()
+    line = str(refused.value)
+    assert line.startswith(
+        f"cannot download model '{HUB_ID}{pin}': the Hugging Face hub at {down.url} did not answer within "
+        "HF_HUB_ETAG_TIMEOUT=1 s (ReadTimeout: timed out), and there is no folder "
+    ) and line.endswith(
+        ", and the local hub cache holds no complete copy of it; check HF_ENDPOINT and the network, or set "
+        "HF_HUB_OFFLINE=1 to read a copy cached before"
+    ), line
+    assert len(down.asked()) == 1, down.requests

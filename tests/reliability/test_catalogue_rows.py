@@ -104,6 +104,7 @@ NAMED = {
     "hub-dataset-down-mid-download": "tests.eval.test_hub_server_datasets::test_a_hub_that_stops_answering_mid_download_is_one_line_then_offline_the_cut_snapshot_too",
     "hub-dataset-unreachable": "tests.eval.test_hub_down_datasets::test_an_uncached_hub_dataset_with_the_hub_down_is_one_line_after_one_attempt",
     "hub-model-revision-not-found": "tests.data.test_hubmodels::test_a_revision_the_hub_lacks_is_one_line_and_writes_nothing",
+    "hub-model-unanswered": "tests.data.test_hub_down_models::test_an_uncached_model_with_the_hub_silent_is_one_line_naming_the_hub_after_one_request",
     "model-mirror-pin-other-commit": "tests.data.test_hubmodels::test_a_mirror_pin_of_another_commit_is_refused_and_writes_nothing",
     "model-mirror-pin-unverifiable": "tests.data.test_hubmodels::test_a_mirror_pin_that_cannot_be_checked_is_refused_and_writes_nothing",
     "model-mirror-pin-branch": "tests.data.test_hubmodels::test_a_mirror_pin_that_cannot_be_checked_is_refused_and_writes_nothing",

@@ -45,7 +45,7 @@ from encoderlab.data.hub import (
 )
 from encoderlab.data.hubdown import note_cached_read, unreachable
 from encoderlab.data.mirrorpin import check_mirror_pin, mirror_commit, mirror_files, refuse_branch_pin
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 
 MODEL_FILES = ("*.json", "*.safetensors", "*.txt", "*.model")
 """What a model download fetches: configs, safetensors weights and tokenizer files (no pickle, no code)."""
@@ -223,8 +223,10 @@ def download_model_repo(
 
     repo, revision = split_revision(hub_id)
     cached = _read_without_download(hub_id, what, patterns, commit)
-    if cached is not None:
+    if isinstance(cached, Path):
         return cached
+    if cached is not None and unreachable(cached):  # nothing cached to read in its place
+        raise unanswered_download(hub_id, what, cached, no_folder(hub_id))
     with quiet_hub():
         try:
             return Path(snapshot_download(repo, revision=commit or revision, allow_patterns=list(patterns)))
@@ -236,39 +238,59 @@ def download_model_repo(
 
 def _read_without_download(
     hub_id: str, what: str, patterns: tuple[str, ...], commit: str | None
-) -> Path | None:
+) -> Path | Exception | None:
     """`download_model_repo`'s folder when the hub need not or cannot give more: the local hub cache's
     snapshot holding `patterns`, where the hub names that commit for the revision, or does not answer
-    (then said once, in one line naming the commit). None where `snapshot_download` is to run: nothing
-    complete cached, a newer commit on the hub, the hub refusing the repo or revision (its own line), the
-    library offline (HF_HUB_OFFLINE) or a commit pinned (its cached snapshot is read with no request; not
-    cached, its files are listed at once, which asks no `repo_info`).
+    (then said once, in one line naming the commit). What the one request raised where the hub did not
+    answer it and nothing complete is cached (`download_model_repo` refuses in one line); None where
+    `snapshot_download` is to run: the hub answered (a newer commit there, nothing cached, or its refusal of
+    the repo or revision, which the download's own line gives), the library offline (HF_HUB_OFFLINE) or a
+    commit pinned whose snapshot is cached (read with no request).
 
     Why: `snapshot_download` asks the hub with no timeout, so a hub that accepts the connection and never
     answers held a fully cached load forever, and one resetting it (`ReadError`, which the library does not
     read as "offline") refused it; and it read the cache silently, so a run could not tell it read an older
     commit than the hub's. Asked here once (`probe_hub`, within `HF_HUB_ETAG_TIMEOUT`). Trade-offs: each
     load asks the hub once even where an earlier load in the process found it down (a hub back up is then
-    read again); a cache behind the hub's commit asks `repo_info` twice (here, then `snapshot_download`),
-    one at the hub's commit once instead of `snapshot_download`'s requests; nothing cached (or a commit
-    pin not cached), the download asks as before, and still waits on a silent hub (`repo_info` and
-    `list_repo_tree` have no timeout): only a load with a cache to fall back on is bounded here."""
+    read again); where the download follows (a cache behind the hub's commit, nothing cached, a commit pin
+    not cached) `repo_info` is asked twice, here then by `snapshot_download` (a commit pin: once, where it
+    asked none), as `snapshot_download` takes no timeout for it and `list_repo_tree` none at all
+    (huggingface_hub 2.4 `_snapshot_download.py`): asked first within the timeout, a hub that accepts the
+    connection and never answers is one line, where it held a download with nothing cached forever."""
     from huggingface_hub import constants
 
     repo, revision = split_revision(hub_id)
     pinned = commit or revision
-    if constants.HF_HUB_OFFLINE or (pinned is not None and is_commit(pinned)):
-        return None  # the library reads its cache asking nothing (offline; a commit's snapshot)
+    if constants.HF_HUB_OFFLINE:
+        return None  # the library reads its cache asking nothing
     found = _cached(f"{repo}@{pinned}" if pinned else repo, patterns)
-    if found is None or not found.listed:
-        return None  # nothing to read in the hub's place: the download asks it (and fails as it fails)
+    if found is not None and pinned is not None and is_commit(pinned):
+        return None  # a commit's snapshot: the library reads it asking nothing
     answer = probe_hub(repo, "model", pinned, timeout=constants.HF_HUB_ETAG_TIMEOUT)
+    if found is None or not found.listed:  # nothing to read in the hub's place
+        return answer if isinstance(answer, Exception) and unreachable(answer) else None
     if isinstance(answer, str):
         return found.folder if found.folder.name == answer else None
     if not unreachable(answer):
         return None  # not there, gated, no such revision: snapshot_download's own refusal stands
     note_cached_read(what, hub_id, answer, found.folder.name)
     return found.folder
+
+
+def unanswered_download(hub_id: str, what: str, exc: Exception, here: str = "") -> UserError:
+    """One line for a download the hub did not answer (`unreachable`) with no copy cached: the hub's URL
+    (HF_ENDPOINT's), the client's error, and the fixes. Was `snapshot_download`'s wait without limit on a
+    hub that accepts the connection and never answers (`repo_info`, `list_repo_tree`: no timeout). `here`:
+    `no_folder`'s clause, for an id that was a local path too."""
+    from huggingface_hub import constants
+
+    cause = f"{type(exc).__name__}: {first_line(exc)}"
+    return UserError(
+        f"cannot download {what} '{hub_id}': the Hugging Face hub at {constants.ENDPOINT} did not answer "
+        f"within HF_HUB_ETAG_TIMEOUT={constants.HF_HUB_ETAG_TIMEOUT} s ({cause}){here}, and the local hub cache "
+        "holds no complete copy of it; check HF_ENDPOINT and the network, or set HF_HUB_OFFLINE=1 to read "
+        "a copy cached before"
+    )
 
 
 def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None) -> None:
