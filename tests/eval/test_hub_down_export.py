@@ -7,8 +7,8 @@ Before: the export's listing (`HfApi.list_repo_files`, whose pages huggingface_h
 `http_backoff`: five retries, 1+2+4+8+8 s) waited ~23 s on a hub refusing connections, then left the
 source as named, so a cached export was refused as "nothing tells its snapshot ... complete" (its files
 were never read as the export's config), and an uncached one was the hub line after that wait. Now the hub
-is asked once (`hubdown.hub_down`) and, unanswered, the export is listed from the local hub cache (as
-offline), or refused in one line; mid-download, the client's error is one line, not an httpx2 traceback. The reads run in a new process,
+is asked once (`hubdown.hub_down`) and, unanswered, the export is listed and read from the local hub
+cache's snapshot (as offline), or refused in one line; mid-download, the client's error is one line, not an httpx2 traceback. The reads run in a new process,
 the libraries' sleeps skipped (what fails on the old code is the requests and the lines, not a time)."""
 
 from __future__ import annotations
@@ -25,25 +25,38 @@ from tests.data.hub_server import DownHub, ServedRepo
 from tests.data.hub_server_fixtures import REPO_EXTRAS
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, load_hub
+from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, load_hub, parquet_export
 from encoderlab.eval.tasks.hubexport import export_source
 
-pytestmark = pytest.mark.usefixtures("isolated_tasks")
+pytestmark = pytest.mark.usefixtures("isolated_tasks", "own_home")
+
+
+@pytest.fixture
+def own_home(tmp_path, monkeypatch):
+    """A private ENCODERLAB_HOME (and so its records of the hub cache's snapshots, `hubcomplete`), also for
+    the processes a test starts: one test's record of me/multi's export told the next one it was complete."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "encoderlab-home"))
+
+
 MAIN, EXPORT = "a" * 40, "e" * 40
 READ = """
 import json
 import time
 time.sleep = lambda seconds: None  # the libraries' retries, unwaited
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import HubSource, load_hub, parquet_export
 from encoderlab.eval.tasks.hubexport import export_source
 try:
-    ds = load_hub(export_source(HubSource(REPO, "default", "refs/convert/parquet")))
+    ds = load_hub(SOURCE)
 except UserError as exc:
     print(json.dumps(str(exc)))
 else:
     print(json.dumps({s: ds[s].to_list() for s in ds}))
 """
+LISTED = 'export_source(HubSource(REPO, "default", "refs/convert/parquet"))'
+"""A task file's export (`data: {hub: REPO, revision: refs/convert/parquet, config: default}`): listed first."""
+NAMED = 'parquet_export(REPO, "default", ("test", "train"))'
+"""An export as the built-in tasks name it, its config's splits known: nothing lists the repo's files."""
 
 
 def _parquet(rows: dict) -> bytes:
@@ -67,44 +80,68 @@ def _source(repo: str) -> HubSource:
     return export_source(HubSource(repo, "default", PARQUET_EXPORT))
 
 
-def _read_in_a_new_process(url: str, repo: str) -> tuple[object, list[str]]:
-    """What a new process reads of `repo`'s export with HF_ENDPOINT `url` (or its refusal), and its stderr's
-    lines other than progress bars."""
+def _read_in_a_new_process(
+    url: str, repo: str, source: str = LISTED, **extra: str
+) -> tuple[object, list[str]]:
+    """What a new process reads of `repo`'s export (`source`: LISTED or NAMED) with HF_ENDPOINT `url` and the
+    variables `extra` (or its refusal), and its stderr's lines other than progress bars."""
     import datasets.config
 
     env = {
         **os.environ,
         "HF_ENDPOINT": url,
         "HF_DATASETS_CACHE": datasets.config.HF_DATASETS_CACHE,
+        **extra,
     }  # `isolated_tasks`'
-    code = READ.replace("REPO", repr(repo))
+    code = READ.replace("SOURCE", source).replace("REPO", repr(repo))
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     lines = [line for line in run.stderr.splitlines() if line.strip() and "examples/s" not in line]
     return json.loads(run.stdout.splitlines()[-1]), lines
 
 
-def test_a_cached_export_with_the_hub_down_is_listed_from_the_cache_after_one_request(hub_server):
-    """The export's config is found in the cache's snapshot (was: six requests for the listing, then the
-    export taken for no export, "(config default) ... nothing tells its snapshot ... complete"). Its rows are
-    still not read: `datasets` finds no copy it prepared under the config it resolves offline ("Couldn't
-    find cache for me/multi for config 'default-...'"), as with HF_HUB_OFFLINE=1 (left open: the line is
-    `load_hub`'s generic one)."""
+ROWS = {
+    "test": [{"text": "e f", "label": 1}],
+    "train": [{"text": "a b", "label": 0}, {"text": "c d", "label": 1}],
+}
+
+
+@pytest.mark.parametrize("offline", [False, True])
+@pytest.mark.parametrize("named", [LISTED, NAMED])
+def test_a_cached_export_with_the_hub_down_or_offline_is_read_from_the_hub_cache(
+    hub_server, offline, named, tmp_path
+):
+    """Read online once, the export's rows are read again with the hub down (one request for its read, and
+    one for its listing where it is listed; one note naming the commit) or with HF_HUB_OFFLINE=1 (none),
+    from the hub cache's snapshot: its files are fetched into it at the export's commit, recorded, and read
+    from there, online and offline alike (`hub._export_parquet`), also where the process's `datasets` cache
+    is another, empty one (a job's own HF_DATASETS_CACHE, or one cleared). Before, the snapshot, unrecorded,
+    was left to `datasets`' offline read, which looked for the copy it prepared online under a config id it
+    did not find ("Couldn't find cache for me/multi for config 'default-...'"), and the export was refused:
+    "nothing tells its snapshot ... complete"."""
     _serve(hub_server, "me/multi")
-    assert load_hub(_source("me/multi"))["train"]["text"] == ["a b", "c d"]
+    source = (
+        _source("me/multi") if named == LISTED else parquet_export("me/multi", "default", ("test", "train"))
+    )
+    assert load_hub(source)["train"]["text"] == ["a b", "c d"]
     hub_server.stop()
     down = DownHub("reset")
+    # a task file's export in the same `datasets` cache; a built-in task's in another, empty one
+    extra = {"HF_DATASETS_CACHE": str(tmp_path / "another-datasets-cache")} if named == NAMED else {}
     try:
-        read, lines = _read_in_a_new_process(down.url, "me/multi")
+        read, lines = _read_in_a_new_process(
+            down.url, "me/multi", named, **extra, **({"HF_HUB_OFFLINE": "1"} if offline else {})
+        )
     finally:
         down.stop()
-    assert isinstance(read, str) and read.startswith(
-        "cannot load me/multi (config default of its parquet export) at refs/convert/parquet"
-    ), read
-    assert lines == [] and not any("/tree/" in r for r in down.asked()), (
-        down.requests,
-        lines,
-    )  # was 6 listings
+    assert read == ROWS, read
+    note = (
+        "encoderlab: note: the Hugging Face hub did not answer (ReadError: [Errno 104] Connection reset by "
+        f"peer); dataset 'me/multi' is read from the local hub cache's snapshot at commit {EXPORT}"
+    )
+    assert lines == ([] if offline else [note]), lines
+    # the read's request, and the listing's (was 6)
+    assert len(down.asked()) == (0 if offline else 1 + (named == LISTED)), down.requests
 
 
 def test_an_uncached_export_with_the_hub_down_is_one_line_after_one_request(hub_server):
@@ -145,3 +182,31 @@ def test_an_export_whose_hub_goes_down_mid_download_is_one_line(hub_server, monk
         "cannot load me/multi (config default of its parquet export) at refs/convert/parquet"
     )
     assert "\n" not in line and answered, line
+
+
+def test_an_export_cut_short_online_is_refused_offline_naming_the_files_it_lacks(hub_server, monkeypatch):
+    """An export named as the built-in tasks name it, its download cut after its first data file, read
+    again with HF_HUB_OFFLINE=1: refused, naming the file the snapshot lacks, as a CSV dataset's is
+    (`hubcomplete.check_complete`: the files were recorded before the fetch). Before, nothing recorded them,
+    so the snapshot was left to `datasets`' offline read, which took the files fetched so far for the export."""
+    from huggingface_hub import file_download
+
+    _serve(hub_server, "me/multi")
+    route, answered = hub_server.route, []
+
+    def cut_after_first_data_file(url: str):
+        if answered:
+            raise ConnectionAbortedError("the hub went down")
+        reply = route(url)
+        if "/resolve/" in url and url.endswith(".parquet") and reply.status == 200:
+            answered.append(url.rsplit("/", 3)[-3:])
+        return reply
+
+    monkeypatch.setattr(hub_server, "route", cut_after_first_data_file)
+    monkeypatch.setattr(file_download.time, "sleep", lambda seconds: None)
+    with pytest.raises(UserError):
+        load_hub(parquet_export("me/multi", "default", ("test", "train")))
+    hub_server.stop()
+    read, lines = _read_in_a_new_process(hub_server.url, "me/multi", NAMED, HF_HUB_OFFLINE="1")
+    assert isinstance(read, str) and read.startswith("cannot load me/multi"), (read, answered)
+    assert "lacks" in read or "missing" in read, read

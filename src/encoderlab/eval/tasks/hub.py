@@ -12,7 +12,8 @@ files are read with a task file's options and checks (`localfiles.csv_options`),
 headers first: a hub dataset of them is read from the local hub cache's snapshot of its files as from
 a mirror (`_hub_snapshot`), and the hub only resolves and fetches them (docs/evaluation.md, "Sources").
 Offline, so is a parquet, JSON, Arrow or text dataset whose snapshot is checked complete (`SNAPSHOT_KINDS`;
-the checks and their records are `hubcomplete`'s).
+the checks and their records are `hubcomplete`'s). A parquet export's config (`parquet_export`) is fetched
+into that snapshot and read from it as CSV files are, online too, so that the one read works offline.
 
 EncodEval's `LOCAL_DATASET_DIR` does the same with `DIR/<name>`; we keep the owner in the path,
 since two sources here share a name (`hgissbkh/msmarco-pairs` would not, but `BeIR/nq` and a
@@ -254,7 +255,8 @@ def _read(datasets, found, path: str, kwargs: dict):
 
 def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     """The local hub cache's snapshot folder of `source`'s repo holding the CSV or TSV files of its
-    config, which `load_hub` then reads as a mirror (with `csv_options`); for a dataset of other files
+    config, which `load_hub` then reads as a mirror (with `csv_options`), or a parquet export's files
+    (`_export_parquet`); for a dataset of other files
     (or CSV files not of one commit), the builder `datasets` resolved on the hub, which `load_hub` reads
     with as `load_dataset` would (`_read`); None when the hub is not asked (offline) and the cache has
     no snapshot (`load_dataset` then finds the copy it prepared before, or says it has none).
@@ -280,7 +282,7 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
                 builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
         except (ConnectionError, *transport_errors()) as exc:  # the hub unreachable: the cache may hold it
             builder, unreachable = None, unanswered(exc)  # an httpx2 error `datasets` let through
-        if builder is not None and builder.name == "csv":
+        if builder is not None and (builder.name == "csv" or _export_parquet(source, builder)):
             return _fetch_snapshot(source, builder, kwargs) or builder
         if builder is not None and builder.name != "cache":  # "cache": `datasets`' prepared copy, offline
             return builder
@@ -292,6 +294,16 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     if unreachable is not None and not (down and isinstance(folder, Unread)):  # `datasets` tried its copy
         raise UserError(folder.line) if folder else unreachable  # not a second round of its attempts
     return folder
+
+
+def _export_parquet(source: HubSource, builder) -> bool:
+    """Whether `builder` reads the parquet files of a parquet export's config (`parquet_export`), which
+    `load_hub` then reads from the hub cache's snapshot as a mirror, online and offline alike. Read by
+    `datasets` from the hub, its prepared copy was keyed on a config id that `datasets` did not find
+    offline (its config's `data_files` resolve to other names there: "Couldn't find cache for OWNER/NAME
+    for config 'default-...'"), so an export read online was refused with the hub down or HF_HUB_OFFLINE=1.
+    Cost: a copy `datasets` prepared of an export before is prepared once more, from the snapshot."""
+    return source.export_config is not None and builder.name == "parquet"
 
 
 def _fetch_snapshot(source: HubSource, builder, kwargs: dict) -> str | None:
