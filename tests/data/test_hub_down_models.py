@@ -7,7 +7,8 @@ connection accepted and never answered (`DownHub`).
 ConnectError or a timeout, silently: a silent hub held the load until the connection dropped, a reset
 connection refused a fully cached model, and a refused one read the cache without a word of which
 commit. Now `hubmodels.download_model_repo` asks once, within HF_HUB_ETAG_TIMEOUT, and says once, in one
-line, that it reads the cached snapshot at its commit."""
+line, that it reads the cached snapshot at its commit; with nothing cached, a hub that does not answer that
+request is one line naming its URL (the download waited on a silent hub until it dropped the connection)."""
 
 from __future__ import annotations
 
