@@ -36,7 +36,15 @@ _DETOUR_DEMO_RUNS = {"steps": 40, "micro_batch": 8}
 cores, so three runs of the scale's 400 steps alone would take over an hour."""
 _DETOUR_DEMO_EVAL = EvalSpec(suite="domain", lrs=(1e-4,), seeds=(0, 1), max_steps=12)
 """One task, one LR, two seeds, 12 fine-tuning steps: a smoke signal that fits the 15-minute demo
-(a pubmedqa-retrieval node took about 97 s on 2 cores, the whole demo 12 min)."""
+(a pubmedqa-retrieval node took about 97 s on 2 cores, the whole demo 12 min). Profiled in-process on
+2026-12-06 (one thread, a machine loaded by other jobs; `fine_tune` then `score_tuned` on MiniLM): 145
+CPU-s per node, 111 of them the 12 contrastive steps (32 queries and 32 abstracts cut at 192 tokens,
+forward and backward, linear layers' matmuls 54% of a step, dropout's masks 9%), 28 scoring 210 val and
+630 test texts without autograd (~34 ms a text), 5 loading the model and the tokenised task; peak RSS
+3.9 GB, the step's fp32 activations (transformers' attention with dropout keeps its probabilities for the
+backward), so a worker per node at `--jobs 2` wants ~8 GB. Nothing is recomputed or held twice: each node
+embeds its own fine-tuned model's corpus once, and consecutive nodes of one model in a process load it
+once (`nodes._LOADED`)."""
 
 _CPU_CONTINUED_STEPS = 200
 """Steps of each continued run at `cpu` (16 x 256 tokens, so 819k tokens, plus a 10% decay). Measured
