@@ -44,7 +44,8 @@ forward and backward, linear layers' matmuls 54% of a step, dropout's masks 9%),
 3.9 GB, the step's fp32 activations (transformers' attention with dropout keeps its probabilities for the
 backward), so a worker per node at `--jobs 2` wants ~8 GB. Nothing is recomputed or held twice: each node
 embeds its own fine-tuned model's corpus once, and consecutive nodes of one model in a process load it
-once (`nodes._LOADED`)."""
+once (`nodes._LOADED`); over 3 nodes in one process the live tensors stayed at the model's 87 MB
+(`tests/eval/test_scoring_without_grad.py` guards both)."""
 
 _CPU_CONTINUED_STEPS = 200
 """Steps of each continued run at `cpu` (16 x 256 tokens, so 819k tokens, plus a 10% decay). Measured
