@@ -3,7 +3,12 @@ few draws: not the documented figures, which need the script's hundreds, but tha
 
 from __future__ import annotations
 
+import json
+import runpy
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from encoderlab.advise import calibration, predict
 from encoderlab.advise.calibration import (
@@ -79,3 +84,33 @@ def test_healthy_ladders_pass_the_trend_check_by_a_wide_margin():
     t = trend_check(5)
     assert t == {**t, "ladders": 5, "schedules": 10, "flagged": 0} and t["least_margin_sd"] > 5
     assert len(t["margins_sd"]) == 10 and min(t["margins_sd"]) == t["least_margin_sd"]
+
+
+SCRIPT = Path(__file__).parents[2] / "scripts" / "advise_calibration.py"
+
+
+def test_the_scripts_trend_figures_are_what_its_rows_and_a_direct_regression_say(tmp_path):
+    """scripts/advise_calibration.py --trend-only --quick: not the documented figures (its full counts), but that
+    the JSON holds each figure beside the rows it is read from, and that the rising probe's trend value is the
+    straight line through its runs (each run weighs one, so a rung by its seeds) read at the target, computed
+    here with numpy's polyfit, not by the code the script calls."""
+    out = tmp_path / "trend.json"
+    result = runpy.run_path(str(SCRIPT), run_name="calibration")["main"](
+        [str(out), "--trend-only", "--quick"]
+    )
+    assert json.loads(out.read_text()) == json.loads(json.dumps(result))
+    assert "by_noise_df" not in result and result["trend"]["ladders"] == 4
+    for key, draws in (("rise_flat", 100), ("rise_falling", 50)):
+        shares = result[key]
+        assert shares["draws"] == len(shares["rows"]) == draws
+        assert shares["rise_share"] == np.mean([r["rise"] for r in shares["rows"]])
+        assert shares["flagged_share"] == np.mean([r["flagged"] for r in shares["rows"]])
+        assert all(r["flagged"] for r in shares["rows"] if r["rise"])  # a significant rise is flagged
+    r = result["rising"]
+    x = np.log10([6.0 * 20.0 * n * n for n in calibration.SIZES for _ in (0, 1)])
+    y = [m + d for m in calibration.RISING for d in (-0.01, 0.01)]
+    line = np.polyfit(x, y, 1)
+    assert r["slope_per_decade"] == pytest.approx(line[0], rel=1e-9)
+    assert r["trend_points_to"] == pytest.approx(np.polyval(line, np.log10(r["target_flops"])), rel=1e-9)
+    # the curve cannot rise: it is read below the ladder's trend, the schedule flagged and not recommended
+    assert r["predicted"] < r["trend_points_to"] and r["flagged"] and r["recommendation"] is None

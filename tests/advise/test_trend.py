@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 from tests.advise.advise_fixtures import LOSS, made_up_ladder
 
+from encoderlab.advise.calibration import flag_shares
 from encoderlab.advise.decide import advise
 from encoderlab.advise.ladder import Ladder, Metric
 from encoderlab.advise.predict import Target
@@ -133,7 +134,8 @@ def test_the_trend_test_is_students_t_on_the_noises_degrees_of_freedom():
     its standard error the pooled within-rung sd over sqrt(Sxx), and a schedule counts as improving only
     when the one-sided t-test on the pooled sd's degrees of freedom (4: four rungs of two seeds) has
     p < 0.05. Here slope / se = -1.9, past the normal 1.645 but not t(0.95, 4) = 2.13: the old z
-    threshold called it improving, a 9% test where 5% was said (17% at one degree of freedom)."""
+    threshold called it improving, a 9% test where 5% was said (17% at one degree of freedom: Student's t puts
+    `stats.t.cdf(-1.645, df)` = 0.088 and 0.174 below -1.645 at 4 and 1 degrees of freedom)."""
     from types import SimpleNamespace
 
     from scipy import stats
@@ -224,31 +226,12 @@ def test_the_rise_quantile_of_one_pair_is_the_normal_or_students_t():
     assert rise_critical((2,) * 4, ((0, 1), (0, 2), (1, 2), (0, 3), (1, 3), (2, 3)), 4) > stats.t.ppf(0.95, 4)
 
 
-def _rise_flag_share(means, sd, draws, seed):
-    """The share of seeded draws (two seeds a rung, normal noise of `sd`) the trend check flags."""
-    from types import SimpleNamespace
-
-    from encoderlab.advise.predict import Rungs
-
-    runs = made_up_ladder({MLM_LIKE: [(m, m) for m in means], CLM_LIKE: IMPROVING}).of(MLM_LIKE)
-    rungs = Rungs.of(runs)
-    centre = np.array([o.value for o in runs])
-    rng = np.random.default_rng(seed)
-    rises, flagged = 0, 0
-    for _ in range(draws):
-        values = centre + rng.normal(0.0, sd, len(centre))
-        fit = SimpleNamespace(rungs=rungs, replicates=values[None], schedule=MLM_LIKE, form=None)
-        t = trend(fit, None)
-        rises += t.rise.significant
-        flagged += t.flagged
-    return rises / draws, flagged / draws
-
-
 def test_the_rise_test_flags_flat_ladders_at_its_level():
     """Flat rung means are the least favourable ladder the form can follow: the rise test flags them in
-    `RISE_LEVEL` of draws (here 2000 draws: a binomial sd of 0.005)."""
-    rise_share, _ = _rise_flag_share([2.5] * 4, 0.05, 2000, seed=1)
-    assert abs(rise_share - RISE_LEVEL) < 0.015
+    `RISE_LEVEL` of draws (here 2000 draws: a binomial sd of 0.005; scripts/advise_calibration.py --trend-only
+    prints the share these draws give)."""
+    shares = flag_shares([2.5] * 4, 0.05, 2000, seed=1)
+    assert abs(shares["rise_share"] - RISE_LEVEL) < 0.015
 
 
 def test_a_clean_monotone_ladder_with_noise_is_rarely_flagged():
@@ -256,8 +239,7 @@ def test_a_clean_monotone_ladder_with_noise_is_rarely_flagged():
     of a two-seed rung mean's difference): neither test may flag it in more than `RISE_LEVEL` of draws (the
     rise test's bound: falling means rise less than flat ones)."""
     means = 2.0 + 1.0 * (np.array([8e6, 2e7, 5e7, 1.25e8]) / 8e6) ** -0.5  # 3.0, 2.63, 2.40, 2.25
-    _, flagged_share = _rise_flag_share(means, 0.075, 1000, seed=2)
-    assert flagged_share < RISE_LEVEL
+    assert flag_shares(means, 0.075, 1000, seed=2)["flagged_share"] < RISE_LEVEL
 
 
 def test_a_2d_ladder_pairs_rungs_by_size_and_tokens_not_compute():

@@ -17,6 +17,12 @@ the numbers behind them as JSON; tests/advise/test_calibration.py runs each on a
 * **Trend check** (`trend_check`): default synthetic ladders (improving by construction), and for each
   schedule how many standard errors its slope lies below zero, and whether `trend.not_improving` flags it
   (by its slope or its rise test).
+* **The rise test's level** (`flag_shares`): seeded draws of noise around fixed rung means (4 rungs of 2
+  seeds); flat means are the least favourable ladder the form can follow, so their share flagged by the rise
+  test is its level (`trend.RISE_LEVEL`), and a ladder falling to a floor must be flagged less.
+* **A rising ladder's prediction** (`rising_probe`): a schedule whose rung means rise 0.1 a rung beside one
+  that improves, advised at a target past the ladder; its curve, which can only fall, is read near its best
+  rung, where the straight line through its rung means points higher.
 
 Trade-off: the figures are Monte Carlo estimates from a few hundred draws (an 80% coverage from 600
 intervals has a standard error of about 1.6 points); more draws cost proportionally more time.
@@ -25,17 +31,17 @@ intervals has a standard error of about 1.6 points); more draws cost proportiona
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from unittest import mock
 
 import numpy as np
 
 from encoderlab.advise import predict
 from encoderlab.advise.decide import advise
-from encoderlab.advise.ladder import Ladder, Observation
-from encoderlab.advise.predict import Target, fit_schedules
+from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
+from encoderlab.advise.predict import Rungs, Target, fit_schedules
 from encoderlab.advise.suite import N_BOOT, ladders
-from encoderlab.advise.synthetic import SyntheticLadder, synthetic_ladder
+from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, SyntheticLadder, synthetic_ladder
 from encoderlab.advise.trend import not_improving, trend
 
 
@@ -132,4 +138,82 @@ def trend_check(n: int, seed: int = 0) -> dict:
         "flagged": flagged,
         "least_margin_sd": float(min(margins)),
         "margins_sd": [float(m) for m in margins],
+    }
+
+
+SIZES = (8e6, 2e7, 5e7, 1.25e8)
+"""The rung sizes of the made-up ladders below (the suite's, at 20 tokens per parameter)."""
+
+IMPROVING = (3.0, 2.6, 2.3, 2.1)
+RISING = (1.6, 1.7, 1.8, 1.9)
+"""`rising_probe`'s rung means: one schedule improving, one rising 0.1 a rung (each rung two seeds, +-0.01)."""
+
+
+def made_up(values: dict, sizes=SIZES) -> Ladder:
+    """A `val/mlm15` ladder at 20 tokens per parameter; values: schedule -> per rung a tuple of seed values."""
+    runs = tuple(
+        Observation(schedule=s, params=n, tokens=20.0 * n, seed=k, value=v)
+        for s, rungs in values.items()
+        for n, seeds in zip(sizes, rungs)
+        for k, v in enumerate(seeds)
+    )
+    return Ladder(KNOWN_METRICS["val/mlm15"], runs)
+
+
+def flag_shares(means, sd: float, draws: int, seed: int) -> dict:
+    """Over seeded draws of normal noise of `sd` around `means` (two seeds a rung), the share the rise test
+    flags and the share the trend check flags (slope or rise), each draw's rise statistic kept."""
+    other = [(m - 0.01, m + 0.01) for m in IMPROVING]  # a ladder compares schedules; only MLM_LIKE is drawn
+    runs = made_up({MLM_LIKE: [(m, m) for m in means], CLM_LIKE: other}).of(MLM_LIKE)
+    rungs = Rungs.of(runs)
+    centre = np.array([o.value for o in runs])
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(draws):
+        values = centre + rng.normal(0.0, sd, len(centre))
+        t = trend(_Fit(rungs, values[None], MLM_LIKE), None)
+        rows.append({"rise_z": float(t.rise.z), "rise": bool(t.rise.significant), "flagged": bool(t.flagged)})
+    return {
+        "means": [float(m) for m in means],
+        "sd": sd,
+        "draws": draws,
+        "seed": seed,
+        "rise_share": float(np.mean([r["rise"] for r in rows])),
+        "flagged_share": float(np.mean([r["flagged"] for r in rows])),
+        "rows": rows,
+    }
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """What `trend` reads of a `predict.ScheduleFit`: the rungs, the values (first row), the schedule, no 2-D form."""
+
+    rungs: Rungs
+    replicates: np.ndarray
+    schedule: object
+    form: None = None
+
+
+def rising_probe(n_boot: int = 60, seed: int = 0, flops: float = 1e19) -> dict:
+    """The rising schedule's prediction at `flops` against where its trend line (the seed-weighted straight
+    line through its rung means on log10 compute, `trend`'s slope) points there, and whether it is flagged."""
+    values = {s: [(m - 0.01, m + 0.01) for m in ms] for s, ms in ((MLM_LIKE, IMPROVING), (CLM_LIKE, RISING))}
+    ladder = made_up(values)
+    adv = advise(ladder, Target(flops=flops), n_boot=n_boot, seed=seed)
+    (pred,) = [p for p in adv.predictions if p.schedule == CLM_LIKE.name]
+    (fit,) = [f for f in fit_schedules(ladder, np.random.default_rng(seed), 1) if f.schedule == CLM_LIKE]
+    t = trend(fit, None)
+    counts = np.bincount(fit.rungs.index).astype(float)
+    means = fit.rungs.means(fit.replicates[:1])[0]
+    x = np.log10(fit.rungs.compute)
+    line = np.average(means, weights=counts) + t.slope * (np.log10(flops) - np.average(x, weights=counts))
+    return {
+        "rung_means": means.tolist(),
+        "target_flops": flops,
+        "predicted": float(pred.value),
+        "interval": [float(pred.low), float(pred.high)],
+        "trend_points_to": float(line),
+        "slope_per_decade": t.slope,
+        "flagged": t.flagged,
+        "recommendation": adv.recommendation,
     }

@@ -3,8 +3,9 @@
 Every curve the advisor fits falls towards a floor: its exponents are positive and its floor E is
 bounded by the best observed value (`fit._bounds`). A schedule whose rung means are flat, or get
 *worse* as compute rises, is fitted as a flat curve at about its best rung, and read at the target
-as that value, however far the trend pointed elsewhere (a probe ladder worsening with scale was
-predicted at 3.5 where its trend pointed to about 4.0). Nothing in the fit or its bootstrap shows it,
+as that value, however far the trend pointed elsewhere (rung means 1.6 to 1.9, rising 0.1 a rung, are
+predicted at 1.71 at 1e19 FLOPs where their straight line points to 1.99: `calibration.rising_probe`, printed by
+scripts/advise_calibration.py --trend-only). Nothing in the fit or its bootstrap shows it,
 since every replicate is fitted the same way.
 
 The check: the slope of the rung means (in loss units, where lower is better) on log10 compute, by
@@ -13,9 +14,10 @@ seed noise alone (the pooled within-rung sd the bootstrap resamples, or `--seed-
 se^2 = sigma^2 / sum_r n_r (x_r - x_bar)^2. A schedule is flagged when the slope is not below zero
 by more than the one-sided 95% quantile of that many standard errors (the test of "improves with
 compute" fails): Student's t on the pooled noise's degrees of freedom (sum_r (n_r - 1)) when the sd is
-estimated from the ladder, the normal `TREND_Z` when it is given. Before, it was `TREND_Z` either way,
-which with an estimated sd is a test at a larger level than 5%: with one degree of freedom (one rung
-of two seeds) a flat ladder passed as improving in 17% of draws, not 5%.
+estimated from the ladder, the normal `TREND_Z` when it is given. Before commit a167c07e it was `TREND_Z`
+either way, which with an estimated sd is a test at a larger level than 5%: slope over standard error is then
+Student's t, so with one degree of freedom (one rung of two seeds) a flat ladder passed as improving in 17% of
+draws, not 5% (`scipy.stats.t.cdf(-1.645, 1)` = 0.174).
 Misfit of a straight line in log compute is left out of the standard error on purpose: a healthy
 ladder's rung means fall by many noise sds, and the slope test is only meant to catch the flat or rising.
 
