@@ -61,8 +61,8 @@ synthetic test suite does that for 200 ladders in seconds):
   0.36%) with the local minima; on 30 flat ones (seeds 100-129, up to 4.0% before) none (`test_stats_audit.py`).
   The cost is that of the old three starts, within timing noise (a 201-fit 2-D bootstrap, one core: 2.2 s old,
   2.5 s new CPU time, one measurement each on a shared machine); refining every grid point reaches scipy's best
-  on all 90 but costs ~85x the refinement, and refining more local minima does not pay either (the 3 draws needed
-  the 4th, 21st and 86th start in their order).
+  on all 90 but refines 85 times as many starts (all 256 of the 2-D grid's points, not 3), and refining more
+  local minima does not pay either (the 3 draws needed the 4th, 21st and 86th start in their order).
   Those 3 were ranked wrong, not refined wrong: the grid's coefficients solved by least squares rank its points by
   a loss the fit does not minimise, and on such a ladder the basins are 0.1-0.4% apart, less than that difference.
   So the coefficients are solved again `PROFILE_IRLS` (3) times, each run weighted as the objective weighs it (its
