@@ -9,6 +9,10 @@ A user's file (an `advise` ladder, `analyze` texts) is different: a bad line is 
 `json_objects` names it (file and line) instead of skipping it (`data.filekinds.user_text` reads
 such a file whole, compressed or not). It imports nothing heavy, so `advise` and the model card use it without torch.
 
+The writer of such a log is `JsonlSink` (one object per line, flushed; cut back to a step on resume), in core
+because a pretraining run's `metrics.jsonl` (`train/metrics.py`) and `data prepare`'s (`data/prepmetrics.py`)
+are both written by it.
+
 `loads` is also how every JSON file encoderlab reads back is parsed (markers, state, meta, results):
 one nested past Python's stack is a JSONDecodeError there, so each reader's "damaged" line covers it.
 """
@@ -19,7 +23,9 @@ import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.errors import UserError
 
 
@@ -83,3 +89,30 @@ def json_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
         if not isinstance(record, dict):
             raise UserError(f"{path}:{i}: expected a JSON object per line, got {type(record).__name__}")
         yield i, record
+
+
+class JsonlSink:
+    """One JSON object per line, flushed every line so a crash loses nothing logged."""
+
+    def __init__(self, path: Path, keep_until_step: int | None = None):
+        self._path = path
+        if keep_until_step is not None:
+            self._cut(keep_until_step)
+        self._file = path.open("a")
+
+    def _cut(self, step: int) -> None:
+        if self._path.exists():
+            kept = lines_until_step(self._path, step)
+            write_text_atomic(self._path, "".join(ln + "\n" for ln in kept))
+
+    def log(self, record: dict[str, Any]) -> None:
+        self._file.write(json_text(record) + "\n")
+        self._file.flush()
+
+    def rewind(self, step: int) -> None:
+        self._file.close()
+        self._cut(step)
+        self._file = self._path.open("a")
+
+    def close(self) -> None:
+        self._file.close()

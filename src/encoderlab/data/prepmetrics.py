@@ -8,7 +8,7 @@ their end since the line before), the file being read (`reading`), the seconds s
 and the running totals (`total`), with where the first document of each skip reason is (`first_skipped`).
 `step` is the chunks tokenized so far, progress.json's `chunks`.
 
-Writer: the trainer's `JsonlSink` (one JSON object per line, flushed, a torn last line skipped on read),
+Writer: the trainer's `JsonlSink` (`jsonlines.py`, core) (one JSON object per line, flushed, a torn last line skipped on read),
 with `step` as its key. The file is written in OUT.tmp with the rest, so a finished folder holds it. A
 line is written before its checkpoint's progress.json: a resumed prepare cuts the file back to the lines of
 steps up to its checkpoint (`keep_until_step`, as a resumed run's), so a line written after the checkpoint
@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from encoderlab.data.packed import SPLITS
-from encoderlab.jsonlines import read_records
-from encoderlab.train.metrics import JsonlSink
+from encoderlab.jsonlines import JsonlSink, read_records
 
 METRICS = "metrics.jsonl"
 SKIP_REASONS = ("empty", "bad_records", "bad_files")

@@ -19,9 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.errors import UserError
-from encoderlab.jsonlines import lines_until_step
+from encoderlab.jsonlines import JsonlSink
 
 
 class MetricSink(Protocol):
@@ -34,33 +33,6 @@ class MetricSink(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-class JsonlSink:
-    """One JSON object per line, flushed every line so a crash loses nothing logged."""
-
-    def __init__(self, path: Path, keep_until_step: int | None = None):
-        self._path = path
-        if keep_until_step is not None:
-            self._cut(keep_until_step)
-        self._file = path.open("a")
-
-    def _cut(self, step: int) -> None:
-        if self._path.exists():
-            kept = lines_until_step(self._path, step)
-            write_text_atomic(self._path, "".join(ln + "\n" for ln in kept))
-
-    def log(self, record: dict[str, Any]) -> None:
-        self._file.write(json_text(record) + "\n")
-        self._file.flush()
-
-    def rewind(self, step: int) -> None:
-        self._file.close()
-        self._cut(step)
-        self._file = self._path.open("a")
-
-    def close(self) -> None:
-        self._file.close()
 
 
 def _missing(name: str) -> str:
