@@ -21,13 +21,16 @@ rows kept as triplets too, the training examples of the queries left in train), 
 cut from the pairs' queries and ranked against the pairs' documents exactly as a BEIR training folder's
 is, never from the scored set. A file of the wrong kind, a BEIR folder's corpus, queries or qrels file
 (named where its folder was meant), or msmarco-pairs' layout without `columns:`, is one line naming the
-fix. Memory: `datasets` converts the file once to its Arrow cache, mapped from disk, and the rows are
-streamed from it in batches (`paper.rows`): each row is checked and dropped as it is read
+fix. Memory: `datasets` reads the file into an Arrow table held in memory (`localfiles.load_local`: a
+task file's data goes through a temporary cache, not `datasets`' own), and the rows are streamed from it
+in batches (`paper.rows`): each row is checked and dropped as it is read
 (`custom_rows.SplitIds` keeps the ids' texts, which are the pairs' queries and corpus), so what is held is
 the pairs themselves, each query and document text once, plus one batch, as a BEIR training folder's
 corpus is streamed (`beir._training_folder`). Before, every row was held as a dict, then as a row of ids,
 then as the pairs (a 300,000-row triplet file: peak 378 MiB of Python objects, now 286, of which 264 are
-the pairs kept). Trade-off: the pairs' texts are still held whole, as the training loop reads them.
+the pairs kept; the Arrow table, outside Python's objects, is not in these figures). Trade-off: the pairs'
+texts are still held whole, as the training loop reads them, and the file's Arrow table is held while the
+task loads.
 """
 
 from __future__ import annotations
