@@ -14,38 +14,8 @@ import signal
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from prepare_kill_fixtures import chunks_done, metrics_lines, prepare_command, token_file_bytes
 from tests.reliability.killharness import Zygote
-
-from encoderlab.jsonlines import read_records
-
-
-def _command(corpus, tok, out) -> list[str]:
-    return [
-        "data", "prepare", "--source", str(corpus), "--tokenizer", str(tok),
-        "--out", str(out), "--decontaminate", "none", "--workers", "1", "--checkpoint-every", "1",
-    ]  # fmt: skip
-
-
-def _bytes(root) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name.endswith((".bin", ".npy"))
-    }
-
-
-def _lines(root) -> list[dict]:
-    """`root`'s metrics.jsonl without `seconds` (the one field two runs of one recipe differ in): the
-    file is not byte-compared with the token files, its lines are (a killed run's line after its
-    checkpoint is cut and written again by the rerun, none doubled or lost)."""
-    return [{k: v for k, v in r.items() if k != "seconds"} for r in read_records(root / "metrics.jsonl")]
-
-
-def _chunks_done(out) -> int:
-    try:
-        return json.loads((out.with_name(out.name + ".tmp") / "progress.json").read_text())["chunks"]
-    except (OSError, ValueError):
-        return 0
 
 
 @pytest.mark.slow
@@ -54,18 +24,18 @@ def test_sigkill_after_checkpoints_then_rerun_gives_the_same_bytes(tmp_path, tok
     clean, out = tmp_path / "clean", tmp_path / "out"
     rng, kills, seen = random.Random(7), 0, []
     with Zygote() as z:
-        assert z.run(_command(corpus, tokenizer_dir, clean), tmp_path / "job_clean")["returncode"] == 0
+        assert z.run(prepare_command(corpus, tokenizer_dir, clean), tmp_path / "job_clean")["returncode"] == 0
         for i in range(4):
             # progress.json is rewritten (a new file) at each checkpoint: one new checkpoint, then
             # a seeded moment up to 0.2 s later (mid-chunk), SIGKILL if the run is still going
             progress = out.with_name(out.name + ".tmp") / "progress.json"
             kill = {"kind": "tmpdir", "glob": str(progress), "after": rng.uniform(0.0, 0.2)}
-            result = z.run(_command(corpus, tokenizer_dir, out), tmp_path / f"job{i}", kill=kill)
+            result = z.run(prepare_command(corpus, tokenizer_dir, out), tmp_path / f"job{i}", kill=kill)
             kills += result["signal"] == signal.SIGKILL
-            seen.append(_chunks_done(out))
-        done = z.run(_command(corpus, tokenizer_dir, out), tmp_path / "job_done")
+            seen.append(chunks_done(out))
+        done = z.run(prepare_command(corpus, tokenizer_dir, out), tmp_path / "job_done")
     assert kills >= 3 and seen == sorted(seen), seen  # every kill left a checkpoint at least as far
     assert done["returncode"] == 0, done["stderr"]
     assert json.loads((done["dir"] / "stdout").read_text())["resumed_after_docs"] > 0
-    assert _bytes(out) == _bytes(clean)
-    assert _lines(out) == _lines(clean) and _lines(clean)
+    assert token_file_bytes(out) == token_file_bytes(clean)
+    assert metrics_lines(out) == metrics_lines(clean) and metrics_lines(clean)

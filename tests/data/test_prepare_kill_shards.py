@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
-from test_prepare_kill import _bytes, _chunks_done, _command, _lines
+from prepare_kill_fixtures import chunks_done, metrics_lines, prepare_command, token_file_bytes
 from tests.reliability.killharness import Zygote
 
 
@@ -57,19 +57,19 @@ def test_sigkill_in_a_sharded_corpus_then_rerun_reads_every_shard_once(tmp_path,
     clean, out = tmp_path / "clean", tmp_path / "out"
     rng, kills, seen = random.Random(11), 0, []
     with Zygote() as z:
-        assert z.run(_command(corpus, tokenizer_dir, clean), tmp_path / "job_clean")["returncode"] == 0
+        assert z.run(prepare_command(corpus, tokenizer_dir, clean), tmp_path / "job_clean")["returncode"] == 0
         for i in range(4):
             progress = out.with_name(out.name + ".tmp") / "progress.json"
             kill = {"kind": "tmpdir", "glob": str(progress), "after": rng.uniform(0.0, 0.2)}
-            result = z.run(_command(corpus, tokenizer_dir, out), tmp_path / f"job{i}", kill=kill)
+            result = z.run(prepare_command(corpus, tokenizer_dir, out), tmp_path / f"job{i}", kill=kill)
             kills += result["signal"] == signal.SIGKILL
-            seen.append(_chunks_done(out))
-        done = z.run(_command(corpus, tokenizer_dir, out), tmp_path / "job_done")
+            seen.append(chunks_done(out))
+        done = z.run(prepare_command(corpus, tokenizer_dir, out), tmp_path / "job_done")
     assert kills >= 3 and seen == sorted(seen), seen
     assert done["returncode"] == 0, done["stderr"]
     assert json.loads((done["dir"] / "stdout").read_text())["resumed_after_docs"] > 0
-    assert _bytes(out) == _bytes(clean)
-    assert _lines(out) == _lines(clean) and _lines(clean)
+    assert token_file_bytes(out) == token_file_bytes(clean)
+    assert metrics_lines(out) == metrics_lines(clean) and metrics_lines(clean)
     meta = json.loads((out / "meta.json").read_text())
     (source,) = meta["sources"]
     files = [f["path"] for f in source["files"]]

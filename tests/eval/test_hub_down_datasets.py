@@ -18,7 +18,7 @@ import sys
 
 import pytest
 from tests.data.hub_server import DownHub
-from tests.eval.test_hub_server_datasets import COMMIT, READ_IN_A_NEW_PROCESS, _served
+from tests.eval.test_hub_server_datasets import COMMIT, READ_IN_A_NEW_PROCESS, serve_dataset
 
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 
@@ -39,7 +39,7 @@ def _read_with_the_hub(url: str, repo: str) -> tuple[object, list[str]]:
 
 @pytest.mark.parametrize("mode", ["refused", "reset"])
 def test_a_cached_hub_dataset_with_the_hub_down_is_read_with_one_note_and_no_retries(hub_server, mode):
-    _served(hub_server, "me/reviews", ".csv", *CSV)
+    serve_dataset(hub_server, "me/reviews", ".csv", *CSV)
     online = load_hub(HubSource("me/reviews"))
     hub_server.stop()
     down = DownHub("reset") if mode == "reset" else None

@@ -34,7 +34,7 @@ configs:
 """
 
 
-def _served(hub_server, repo: str, suffix: str, train: bytes, test: bytes) -> None:
+def serve_dataset(hub_server, repo: str, suffix: str, train: bytes, test: bytes) -> None:
     files = {
         "README.md": CARD.format(suffix=suffix).encode(),
         f"data/train{suffix}": train,
@@ -44,7 +44,9 @@ def _served(hub_server, repo: str, suffix: str, train: bytes, test: bytes) -> No
 
 
 def test_a_hub_csv_dataset_read_online_is_read_offline_as_written(hub_server, monkeypatch):
-    _served(hub_server, "me/reviews", ".csv", b"review,stars\n00123,N/A\nfine,1\n", b"review,stars\nNULL,0\n")
+    serve_dataset(
+        hub_server, "me/reviews", ".csv", b"review,stars\n00123,N/A\nfine,1\n", b"review,stars\nNULL,0\n"
+    )
     online = load_hub(HubSource("me/reviews"))
     assert online["train"]["review"] == ["00123", "fine"] and online["test"]["review"] == ["NULL"]
     answered = go_offline(hub_server, monkeypatch)
@@ -61,7 +63,7 @@ def _parquet(rows: dict) -> bytes:
 
 def test_a_hub_parquet_dataset_read_online_is_read_offline(hub_server, monkeypatch):
     train, test = _parquet({"text": ["a b", "c d"], "label": [0, 1]}), _parquet({"text": ["e"], "label": [1]})
-    _served(hub_server, "me/pq", ".parquet", train, test)
+    serve_dataset(hub_server, "me/pq", ".parquet", train, test)
     online = load_hub(HubSource("me/pq"))
     assert online["train"]["text"] == ["a b", "c d"]
     answered = go_offline(hub_server, monkeypatch)
@@ -129,7 +131,7 @@ def test_a_hub_dataset_the_hub_refuses_is_one_line_naming_the_fix(hub_server, re
     """A typo'd id (404 RepoNotFound), a gated repo (401 GatedRepo) and a revision the repo lacks were
     `datasets`' words, "doesn't exist on the Hub or cannot be accessed" or "is a gated dataset", with
     "check the name and your connection" as the fix; now the hub's refusal with its own fix, as a model's."""
-    _served(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
+    serve_dataset(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
     hub_server.add(
         ServedRepo("me/gated", "dataset", {COMMIT: dict(REPO_EXTRAS)}, {"main": COMMIT}, gated=True)
     )
@@ -148,7 +150,7 @@ def test_a_hub_that_stops_answering_mid_download_is_one_line_then_offline_the_cu
     now one line naming it, and offline the snapshot cut short is refused naming the files it lacks."""
     from huggingface_hub import file_download
 
-    _served(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
+    serve_dataset(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
     route, answered = hub_server.route, []
 
     def cut_after_first_data_file(url: str):
@@ -195,7 +197,7 @@ def test_a_hub_dataset_read_online_is_read_from_the_cache_when_the_hub_is_down_a
     import subprocess
     import sys
 
-    _served(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
+    serve_dataset(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
     online = load_hub(HubSource("me/reviews"))
     hub_server.stop()  # HF_HUB_OFFLINE stays 0 (the fixture's environment): the library asks, and is refused
     run = subprocess.run([sys.executable, "-c", READ_IN_A_NEW_PROCESS], capture_output=True, text=True)
