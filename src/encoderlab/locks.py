@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import socket
 import threading
@@ -68,7 +67,9 @@ def read_lock(lock: Path) -> dict | None:
     """The holder recorded in `lock`, or None when there is none (or it cannot be read)."""
     try:
         holder = jsonlines.loads(lock.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+    # ValueError: bad JSON, or bytes that are no UTF-8 (a UnicodeDecodeError was a traceback of `--resume`, and
+    # killed the lease's heartbeat thread mid-run, which then let another host take a live run's lock)
+    except (FileNotFoundError, ValueError):
         return None
     return holder if isinstance(holder, dict) else None  # a list held there was an AttributeError
 

@@ -116,3 +116,17 @@ def test_a_refresh_leaves_alone_a_lock_another_process_took_over(tmp_path):
     lock.write_text(json.dumps({**me, "lease_s": 300.0}))
     os.utime(lock, (5, 5))
     assert refresh(lock, me) is True and lock.stat().st_mtime > 5
+
+
+def test_a_lock_of_bytes_that_are_no_text_is_a_holder_unknown_not_a_traceback(tmp_path):
+    lock = tmp_path / ".lock"
+    lock.write_bytes(
+        b"\xff\xfe{"
+    )  # no UTF-8: read_lock raised UnicodeDecodeError, which killed the heartbeat
+    assert read_lock(lock) is None
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "what": "pretrain"}
+    assert refresh(lock, me) is False  # not this process's: the beat stops, touching nothing
+    held = r"is in use by another process; .* or delete .*\.lock if that process"
+    with pytest.raises(UserError, match=held), folder_lock(lock, "pretrain"):
+        pass
+    assert lock.read_bytes() == b"\xff\xfe{"
