@@ -131,6 +131,14 @@ def test_other_failures_are_not_taken_for_a_peers_death(tmp_path):
     assert lost_peer(RuntimeError("CUDA out of memory"), two, tmp_path) is None  # a real error: its traceback
     assert lost_peer(ValueError("Connection reset by peer"), two, tmp_path) is None  # not a collective's
     assert lost_peer(gone, World(), tmp_path) is None  # one process: no peer to lose
+    # the same words from c10d's store (its DistNetworkError is a RuntimeError), not gloo's transport: under NCCL
+    # the line said "gloo: Connection reset by peer" for it
+    store = torch.distributed.DistNetworkError(
+        "[/pytorch/torch/csrc/distributed/c10d/TCPStore.cpp:98] recvValue: Connection reset by peer"
+    )
+    assert lost_peer(store, two, tmp_path) is None
+    wrapped = RuntimeError(f"Got the following error when running the callback: RuntimeError: {gone}")
+    assert str(lost_peer(wrapped, two, tmp_path)).startswith("rank 1 stopped mid-run (gloo: Connection reset")
     many = lost_peer(gone, World(rank=3, world_size=8), None)
     assert str(many).startswith(
         "the rank at 10.0.0.2 stopped mid-run (gloo: Connection reset by peer), so rank 3"

@@ -7,9 +7,11 @@ Design
     inside DDP's backward, wrapped by the comm hook's future ("Got the following error when running the
     callback: RuntimeError: ..."). `pretrain` printed it as a traceback above torchrun's summary, which read as
     a bug of encoderlab's rather than as "another rank died; resume".
-  * `lost_peer` recognises exactly that and nothing more: a RuntimeError whose text holds one of gloo's words for
-    a connection its peer closed (`GONE`), in a process among several ranks. Anything else keeps its traceback: a
-    bug, a refusal (a `UserError` already), and gloo's timeout too, whose peer is hung rather than known to be dead.
+  * `lost_peer` recognises exactly that and nothing more: a RuntimeError raised by gloo's transport (its text
+    names gloo's source file, `_GLOO`) holding one of gloo's words for a connection its peer closed (`GONE`), in
+    a process among several ranks. The words alone are not gloo's: c10d's TCPStore and NCCL's sockets say them
+    too, and a line saying "gloo:" under NCCL (docs/scaling.md: a traceback and torchrun's summary) misled.
+    Anything else keeps its traceback: a bug, a refusal (a `UserError` already), and gloo's timeout too, whose peer is hung rather than known to be dead.
     Trade-off: a bug of ours that raised a RuntimeError quoting those words would be taken for a peer's death;
     none does, and the original stays chained as the line's cause (`raise ... from`).
   * Which rank died is not in gloo's message, only its address. With two ranks it is the other one; with more,
@@ -35,6 +37,10 @@ from encoderlab.train.distributed import World
 GONE = ("Connection reset by peer", "Connection closed by peer", "Broken pipe")
 """gloo's words for a connection that its peer closed (gloo/transport/tcp/pair.cc, through torch 2.13)."""
 
+_GLOO = "gloo/transport/"
+"""Where gloo's transport errors come from, as their text names the source file ("[.../gloo/transport/tcp/pair.cc:553]
+Connection closed by peer [127.0.0.1]:6555", torch 2.x's bundled gloo; DDP's comm hook keeps it in its wrapper)."""
+
 _ADDRESS = re.compile(r"\[([0-9A-Fa-f.:]+)\]:\d+")
 """The peer's address in gloo's message ("[10.0.0.2]:43210"); the source file's "[.../pair.cc:537]" has slashes."""
 
@@ -52,6 +58,8 @@ def lost_peer(error: BaseException, world: World, run_dir: Path | None) -> PeerL
     if world.world_size < 2 or not isinstance(error, RuntimeError):
         return None
     text = str(error)
+    if _GLOO not in text:
+        return None
     said = next((words for words in GONE if words in text), None)
     if said is None:
         return None
