@@ -15,13 +15,13 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import yaml
 
 from encoderlab.errors import WrongType, shown
+from encoderlab.paths import typed
 from encoderlab.yamltext import as_written
 
 SCALAR_FORMS = {
@@ -199,7 +199,7 @@ def _item_span(raw: str, path: list[str]) -> tuple[int, int] | None:
 def item_fix(key: str, raw: str, path: list[str]) -> str | None:
     """The fix of a text item at `path` inside a value typed as `key=raw`: the whole `key=value`, the item
     as written in YAML's quotes (its spelling kept: `yes` stays yes, not True), the value in the shell's
-    quotes (single ones where the value holds none, else `shlex.quote`'s form), so that the shell passes
+    quotes (`paths.typed`: single ones, a single quote inside written `'"'"'`), so that the shell passes
     on exactly the quoted value. None where the item is not found in the text."""
     span = _item_span(raw, path)
     if span is None:
@@ -210,5 +210,4 @@ def item_fix(key: str, raw: str, path: list[str]) -> str | None:
     single = '"' in written or "\\" in written
     item = "'" + written.replace("'", "''") + "'" if single else f'"{written}"'
     value = (raw[:start] + item + raw[end:]).strip()
-    shell = f"'{value}'" if "'" not in value else shlex.quote(value)
-    return f"quote it inside the shell's quotes to give it as text: {key}={shell}"
+    return f"quote it inside the shell's quotes to give it as text: {key}={typed(value)}"

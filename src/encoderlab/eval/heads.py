@@ -225,8 +225,8 @@ def info_nce(
     candidates = documents if hard is None else torch.cat([documents, hard.embeddings])
     logits = scale * queries @ candidates.T
     given = texts if texts is not None else [None] * len(doc_ids)
-    rows = list(zip(doc_ids, given))
-    same = [[i == j or (t is not None and t == u) for j, u in rows] for i, t in rows]
+    rows = list(zip(doc_ids, given))  # (id, text) of each positive; a text of None matches nothing
+    same = [[pid == did or (pt is not None and pt == dt) for did, dt in rows] for pid, pt in rows]
     if hard is not None:
         if texts is None:
             raise ValueError("info_nce: hard negatives are told from the positives by text; pass texts")
