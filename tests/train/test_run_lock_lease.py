@@ -15,6 +15,7 @@ import json
 import os
 import re
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -130,3 +131,15 @@ def test_a_lock_of_bytes_that_are_no_text_is_a_holder_unknown_not_a_traceback(tm
     with pytest.raises(UserError, match=held), folder_lock(lock, "pretrain"):
         pass
     assert lock.read_bytes() == b"\xff\xfe{"
+
+
+def test_the_heartbeat_thread_ends_with_the_lock_when_the_block_fails(tmp_path):
+    lock = tmp_path / ".lock"
+    with (
+        pytest.raises(KeyboardInterrupt),
+        folder_lock(lock, "pretrain", lease=Lease(refresh_s=0.01, lease_s=1.0)),
+    ):
+        assert [t for t in threading.enumerate() if t.name == "encoderlab-lock-heartbeat"][0].daemon
+        raise KeyboardInterrupt  # as Ctrl-C mid-step: the thread is stopped and joined, the lock removed
+    assert not [t for t in threading.enumerate() if t.name == "encoderlab-lock-heartbeat"]
+    assert not lock.exists()

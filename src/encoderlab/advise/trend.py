@@ -216,9 +216,8 @@ def _slope_warning(t: Trend, better: str) -> str:
         if t.se > 0
         else ""
     )
-    ladder = "is flat or getting worse" + (
-        ", as this one may be (its improvement is within seed noise)" * (t.slope < 0)
-    )
+    within = ", as this one may be (its improvement is within seed noise)" if t.slope < 0 else ""
+    ladder = f"is flat or getting worse{within}"
     return (
         f"{t.schedule} does not improve with compute beyond its seed noise: its rung means move by "
         f"{sign * t.slope:+.3g} per tenfold compute (standard error from seed noise {t.se:.3g}: {bar}{better} is "

@@ -57,9 +57,8 @@ def prepared_meta(data: DataConfig) -> dict | None:
         return None
     if not data.path:
         raise UserError("data.path is empty; set it to a prepared data folder (or 'synthetic')")
-    if not Path(
-        data.path
-    ).exists():  # "is not a folder" of a path that is nothing sent users to check its kind
+    # a path that is nothing: "is not a folder" sent users to check its kind
+    if not Path(data.path).exists():
         where = "" if Path(data.path).is_absolute() else f" (read from the working directory, {Path.cwd()})"
         raise UserError(
             f"data.path {data.path} does not exist{where}; give the folder `encoderlab data prepare --out` "
