@@ -121,3 +121,20 @@ def test_a_runs_checkpoints_folder_names_its_steps_and_the_latest(tmp_path):
         f"{ckpts} holds no model itself (no config.json) but its subfolders {ckpts / 'step_0000040'}, "
         f"{ckpts / 'step_0000044'} do; pass one of them (the latest: {ckpts / 'step_0000044'})"
     )
+
+
+def test_a_file_beside_a_model_subfolder_is_not_called_a_file_of_a_model_folder(tmp_path):
+    """A checkpoint's `model/` counts for the subfolders of a folder given (above), not for a file's folder: a
+    project folder holding `model/` beside `texts.txt` made `export PROJECT/texts.txt` say "texts.txt is a
+    file of the model folder PROJECT" (the refusal sweep's `export-a-text-file`)."""
+    from encoderlab.model.nearmodel import near_model
+    from encoderlab.model.sources import FORMAT
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text(json.dumps({"format": FORMAT}))
+    (tmp_path / "texts.txt").write_text("a text\n")
+    assert near_model(tmp_path / "texts.txt") is None  # the general line
+    assert near_model(tmp_path / "model" / "config.json") == (
+        f"{tmp_path / 'model' / 'config.json'} is a file of the model folder {tmp_path / 'model'}; pass the "
+        f"folder: {tmp_path / 'model'}"
+    )

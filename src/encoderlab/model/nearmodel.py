@@ -49,8 +49,12 @@ def _latest(found: list[Path]) -> str:
     return f" (the latest: {max(found, key=_natural)})"
 
 
-def _holds_model(folder: Path) -> bool:
-    if model_folder_in(folder) is not None:  # itself, a run's final/ or a checkpoint's model/, as loads read
+def _holds_model(folder: Path, *, checkpoint: bool = True) -> bool:
+    """Whether `folder` holds a model as the loads read it: itself, a run's final/, or (`checkpoint`) a
+    checkpoint's model/. A file's folder is judged without the last: a folder beside a `model/` subfolder is as
+    often a user's project as a checkpoint, and `PROJECT/texts.txt` was called "a file of the model folder"."""
+    own = model_folder_in(folder)
+    if own is not None and (checkpoint or own != folder / "model"):
         return True
     return (folder / "config.json").is_file() and any((folder / w).is_file() for w in WEIGHTS)
 
@@ -59,7 +63,7 @@ def near_model(path: Path) -> str | None:
     """The refusal's line for `path`, which holds no model, where the model it stands near is found;
     None otherwise (the caller's general line)."""
     if path.is_file():
-        if _holds_model(path.parent):
+        if _holds_model(path.parent, checkpoint=False):
             return f"{path} is a file of the model folder {path.parent}; pass the folder: {path.parent}"
         return None
     try:
