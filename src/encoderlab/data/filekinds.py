@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from encoderlab.errors import UserError
+from encoderlab.paths import typed
 from encoderlab.words import count
 
 TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
@@ -271,7 +272,7 @@ def _instead(found: _NotText, named_by: str) -> str:
     if found.kind == PREPARED and (merged := merged_folder(folder)) is not None:
         return (
             f"{folder} is a part of a sharded prepare into {merged} (tokens, not text); join the parts with "
-            f"`encoderlab data merge --out {merged}` and train on that (data.path={merged}), or {text}"
+            f"`encoderlab data merge --out {typed(merged)}` and train on that (data.path={merged}), or {text}"
         )
     if found.kind == PREPARED:
         return (
@@ -282,7 +283,7 @@ def _instead(found: _NotText, named_by: str) -> str:
         merged = folder.with_name(folder.name.removesuffix(".shards"))
         return (
             f"{folder} holds the parts of a sharded prepare (tokens, not text); join them with "
-            f"`encoderlab data merge --out {merged}` and train on that (data.path={merged}), or {text}"
+            f"`encoderlab data merge --out {typed(merged)}` and train on that (data.path={merged}), or {text}"
         )
     if found.kind in (TOKENIZER, None):
         return f"{folder} is {found.what}, not text: give it as a tokenizer (data prepare --tokenizer), and {text}"

@@ -37,6 +37,7 @@ from encoderlab.data.target import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, check_named, create_output
+from encoderlab.paths import typed
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ def _parts(out: Path) -> list[Path]:
     """The complete parts of a sharded prepare into `out`, in shard order; one line if any is missing."""
     check_named(out)  # `--out .` was a ValueError traceback, `--out ..` looked for `...shards`
     folder = out.with_name(out.name + ".shards")
-    run = f"run `encoderlab data prepare --shard I/N --out {out}` for every I"
+    run = f"run `encoderlab data prepare --shard I/N --out {typed(out)}` for every I"
     if not folder.is_dir():
         _refuse_a_part_as_out(out)
         # a file there was said not to exist
@@ -81,7 +82,7 @@ def _refuse_a_part_as_out(out: Path) -> None:
     if isinstance(shard, dict) and (merged := merged_folder(out)) is not None:
         raise UserError(
             f"--out {out} is part {shard.get('index')}/{shard.get('count')} of a sharded prepare into {merged}, "
-            f"not the folder to merge into; run `encoderlab data merge --out {merged}`"
+            f"not the folder to merge into; run `encoderlab data merge --out {typed(merged)}`"
         )
 
 

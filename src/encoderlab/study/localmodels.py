@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab.errors import UserError
+from encoderlab.paths import typed
 
 if TYPE_CHECKING:
     from encoderlab.study.runner import NodeContext
@@ -117,7 +118,7 @@ def check_model(
     now = read_model(source)
     if now is not None and now.identity == keyed and loaded in (None, keyed):
         return
-    again = f"run `encoderlab study run {study_dir}` again"
+    again = f"run `encoderlab study run {typed(study_dir)}` again"
     if now is None:
         raise UserError(
             f"model folder {source} is gone since the study's graph was built, which keyed this node by its files; "

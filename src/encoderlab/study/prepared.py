@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.paths import typed
 from encoderlab.study.spec import StudySpec
 
 
@@ -38,7 +39,7 @@ def prepared_meta(folder: str | Path, dataset: str) -> dict:
     if not (path / "meta.json").is_file():
         raise UserError(
             f"dataset {dataset}: {path} holds no prepared data (no meta.json); prepare it first with "
-            f"`encoderlab data prepare --out {path} ...` (across machines: --shard I/N, then `data merge`)"
+            f"`encoderlab data prepare --out {typed(path)} ...` (across machines: --shard I/N, then `data merge`)"
         )
     return read_meta(path)
 
@@ -185,5 +186,5 @@ def _trained_tokenizer(tokenizer: str, dataset: str, folder: str, shown: str) ->
     return UserError(
         f"dataset {dataset} {trained}, so it cannot read the prepared folder {folder}; export the study with "
         f"`encoderlab study show {shown} > my.yaml`, set dataset {dataset}'s tokenizer to {folder}/tokenizer (the "
-        f"one the folder was prepared with) and run `encoderlab study run my.yaml --prepared {dataset}={folder}`"
+        f"one the folder was prepared with) and run `encoderlab study run my.yaml --prepared {dataset}={typed(folder)}`"
     )

@@ -20,6 +20,7 @@ from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.hub import ModelFiles, check_compatible, load_pretrained
 from encoderlab.model.protocol import LanguageModel
+from encoderlab.paths import typed
 from encoderlab.train.config import DataConfig, ModelSpec
 from encoderlab.train.start import scratch_positions, start_checkpoint, start_positions
 
@@ -84,7 +85,7 @@ def _refuse_part(path: Path, meta: dict) -> None:
     out = merged_folder(path) or "OUT"
     raise UserError(
         f"data.path {path} is part {shard.get('index')}/{shard.get('count')} of a sharded prepare (one worker's "
-        f"slice of the files, no val split); run `encoderlab data merge --out {out}` once every part is "
+        f"slice of the files, no val split); run `encoderlab data merge --out {typed(out)}` once every part is "
         f"written, and train on {out}"
     )
 
@@ -308,5 +309,5 @@ def check_data_tokenizer(data: DataConfig, init: str, model_tokenizer, meta: dic
         raise UserError(
             f"{root} was tokenized with tokenizer {theirs[:12]} ({meta['tokenizer']['source']}) but the init model "
             f"{init} ships tokenizer {ours[:12]}; prepare the data with the model's tokenizer "
-            f"(`encoderlab data prepare --tokenizer {init} ...`)"
+            f"(`encoderlab data prepare --tokenizer {typed(init)} ...`)"
         )
