@@ -63,11 +63,18 @@ while `_tree_stats` is unchanged. One entry a folder, never pruned (a study name
 
 def _tree_stats(folder: Path) -> tuple:
     """`txtscans.scan_key` of every file under `folder` (symlinks followed, as the load follows them: a hub
-    cache snapshot's files are links to its blobs), in a fixed order; a dangling one as its name alone."""
+    cache snapshot's files are links to its blobs, and a linked subfolder such as `1_Pooling/` is read through
+    the link), in a fixed order; a dangling one as its name alone. A linked subfolder was not walked, so a file
+    edited inside it left the stats as they were and the stale read stood; a folder reached twice (a link
+    to an ancestor) is walked once."""
     from encoderlab.data.txtscans import scan_key
 
-    keys = []
-    for root, dirs, files in os.walk(folder):
+    keys, walked = [], set()
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        if (real := os.path.realpath(root)) in walked:  # a cycle of links: its files were seen
+            dirs.clear()
+            continue
+        walked.add(real)
         dirs.sort()
         for name in sorted(files):
             path = os.path.join(root, name)
