@@ -14,11 +14,15 @@ from tests.data.hub_server import HubServer
 
 def serve_hub(monkeypatch, home: Path) -> HubServer:
     """A started server that huggingface_hub asks, online, with a fresh HF_HOME `home` (its cache
-    `home/hub`), no mirror; the caller stops it. The environment is set too, for encoderlab's own
-    `hub_offline` and any process a test starts."""
+    `home/hub`), no mirror, and an ENCODERLAB_HOME beside it (`home.parent / "encoderlab-home"`): the
+    records of what was fetched into that cache (`hubcomplete.SNAPSHOT_RECORDS`) are the test's own, for
+    the processes it starts too (they were left in the developer's home and read by later runs; no test of
+    the hub server reads a fetched asset); the caller stops it. The environment is set too, for
+    encoderlab's own `hub_offline` and any process a test starts."""
     from huggingface_hub import constants
 
     server = HubServer()
+    monkeypatch.setenv("ENCODERLAB_HOME", str(home.parent / "encoderlab-home"))
     point_at(monkeypatch, server.url)
     monkeypatch.setenv("HF_HOME", str(home))
     monkeypatch.setattr(constants, "HF_HOME", str(home))
