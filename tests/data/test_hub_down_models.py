@@ -56,6 +56,18 @@ def test_a_cached_model_with_the_port_refusing_is_read_with_one_line_naming_its_
     assert loaded.tokenizer.get_vocab() == cached.tokenizer.get_vocab()
 
 
+def test_a_cached_model_read_by_a_second_rank_of_a_node_says_nothing(cached, monkeypatch, capsys):
+    """torchrun's LOCAL_RANK 1 of 2 reads the cache as rank 0 does; the note was printed by every rank of a
+    node (one line per GPU); the node's first process says it (`launchenv.first_on_its_node`)."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert source_path(HUB_ID).name == SHA_B
+    assert _notes(capsys) == []
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert source_path(HUB_ID).name == SHA_B
+    assert _notes(capsys) == [NOTE.format(cause="ConnectError: [Errno 111] Connection refused")]
+
+
 @pytest.mark.parametrize("mode", ["reset", "silent"])
 def test_a_cached_model_with_the_hub_down_but_accepting_is_read_after_one_attempt(
     cached, mode, monkeypatch, capsys

@@ -82,7 +82,7 @@ def test_a_resumed_prepare_writes_the_lines_of_an_uninterrupted_one(tmp_path, to
     again, so no line is doubled or lost."""
     src = _corpus(tmp_path / "corpus")
     clean = prepare(_cfg(src, tokenizer_dir), tmp_path / "clean", **RUN)
-    real, calls = prepare_module._checkpoint, []
+    real, calls = prepare_module.write_progress, []
 
     def stop_at_the_second(*args, **kwargs):
         calls.append(1)
@@ -92,7 +92,7 @@ def test_a_resumed_prepare_writes_the_lines_of_an_uninterrupted_one(tmp_path, to
 
     out = tmp_path / "out"
     with monkeypatch.context() as mp:
-        mp.setattr(prepare_module, "_checkpoint", stop_at_the_second)
+        mp.setattr(prepare_module, "write_progress", stop_at_the_second)
         with pytest.raises(KeyboardInterrupt):
             prepare(_cfg(src, tokenizer_dir), out, **RUN)
     tmp = out.with_name("out.tmp")

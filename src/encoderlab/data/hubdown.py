@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 from encoderlab.data.hub import probe_hub, transport_errors
 from encoderlab.errors import first_line
+from encoderlab.launchenv import first_on_its_node
 
 
 def unreachable(exc: BaseException) -> bool:
@@ -76,8 +77,10 @@ _NOTED: set[str] = set()
 def note_cached_read(what: str, hub_id: str, exc: BaseException, commit: str) -> None:
     """Say once per process and id, in one line, that `hub_id` is read from the local hub cache's snapshot
     at `commit` because the hub did not answer (`exc`): the libraries read it silently, and a run could
-    not tell it read an older commit than the hub's."""
-    if hub_id in _NOTED:
+    not tell it read an older commit than the hub's. Under `torchrun` every rank loads the model: said by
+    each node's first process only (`first_on_its_node`; the cache read is the node's own), as the CLI's
+    other per-node lines, where each of a node's ranks printed it."""
+    if hub_id in _NOTED or not first_on_its_node():
         return
     _NOTED.add(hub_id)
     cause = exc.cause if isinstance(exc, HubUnanswered) else f"{type(exc).__name__}: {first_line(exc)}"

@@ -62,7 +62,7 @@ from typing import Literal
 import numpy as np
 
 from encoderlab import outdir
-from encoderlab.atomic import folder_named, json_text, replace_folder, write_json_atomic
+from encoderlab.atomic import folder_named, json_text, replace_folder
 from encoderlab.config import to_dict
 from encoderlab.data import encode, freshness
 from encoderlab.data.decontaminate import (
@@ -88,7 +88,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
     val_mask,
 )
 from encoderlab.data.prepmetrics import PrepareLog
-from encoderlab.data.resume import PROGRESS, Chain, read_progress, read_sources
+from encoderlab.data.resume import PROGRESS, Chain, read_progress, write_progress
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, local_paths, recorded_on_error
 from encoderlab.data.target import KIND, check_target, target_folder
@@ -380,25 +380,6 @@ def _take(
     return kept + len(result.lengths)
 
 
-def _checkpoint(
-    tmp: Path,
-    job: _Job,
-    writers: dict[str, SplitWriter],
-    n_chunks: int,
-    kept: int,
-    tally: Tally,
-    chain: bytes,
-    ids: Chain,
-    stats: list[SourceStats],
-) -> None:
-    """Flush the files and record their sizes, the counters, the hash chain and the sources' identities
-    (module docstring: Resume)."""
-    splits = {s: w.sync() for s, w in writers.items()}
-    state = {"recipe": job.recipe, "chunks": n_chunks, "kept": kept, "tally": tally.__dict__, **ids.record()}
-    state.update(read_sources(stats))
-    write_json_atomic(tmp / PROGRESS, {**state, "splits": splits, "chain": chain.hex()})
-
-
 def _refuse_empty(tmp: Path, cfg: PrepareConfig, tally: Tally, kept: int) -> None:
     from encoderlab.data.mixing import empty_corpus
 
@@ -447,7 +428,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
             chain, n_chunks = _link(chain, result.digest), n_chunks + 1
             if n_chunks % job.checkpoint_every == 0:  # the line first: a resume cuts it back (prepmetrics)
                 metrics.line(n_chunks, kept, tally, stats)
-                _checkpoint(tmp, job, writers, n_chunks, kept, tally, chain, ids, stats)
+                write_progress(tmp, job.recipe, writers, n_chunks, kept, tally, chain, ids, stats)
             bar.update(len(result.lengths) + sum(result.counts.values()))
         if n_chunks % job.checkpoint_every or not n_chunks:  # the chunks after the last checkpoint
             metrics.line(n_chunks, kept, tally, stats)

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab import jsonlines
+from encoderlab.atomic import write_json_atomic
 from encoderlab.data import freshness
 from encoderlab.data.packed import split_dir
 from encoderlab.data.sources import SourceConfig, expand, resolve_files
@@ -124,3 +125,22 @@ def read_sources(stats: list) -> dict:
     """What progress.json records of the sources read so far: each one's identity (`SourceStats`; for hub
     data the commit it was read at), so a rerun pinned to that commit continues (`_same_recipe`)."""
     return {"sources": [{"identity": s.identity} for s in stats]}
+
+
+def write_progress(
+    tmp: Path,
+    recipe: dict,
+    writers: dict,
+    n_chunks: int,
+    kept: int,
+    tally,
+    chain: bytes,
+    ids: Chain,
+    stats: list,
+) -> None:
+    """The checkpoint `read_progress` continues: flush the `SplitWriter`s and record their sizes, the counters
+    (`encode.Tally`), the hash chain and the sources' identities (`read_sources`), written atomically."""
+    splits = {s: w.sync() for s, w in writers.items()}
+    state = {"recipe": recipe, "chunks": n_chunks, "kept": kept, "tally": tally.__dict__, **ids.record()}
+    state.update(read_sources(stats))
+    write_json_atomic(tmp / PROGRESS, {**state, "splits": splits, "chain": chain.hex()})
