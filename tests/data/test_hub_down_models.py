@@ -20,6 +20,7 @@ from tests.data.hub_server_fixtures import point_at, repo_files
 from tests.eval.fixtures import model_folder
 
 from encoderlab.data import hubdown
+from encoderlab.data.hubmodels import check_model_repo
 from encoderlab.errors import UserError
 from encoderlab.model.hub import load_pretrained
 from encoderlab.model.sources import source_path
@@ -111,4 +112,24 @@ def test_an_uncached_model_with_the_hub_silent_is_one_line_naming_the_hub_after_
         ", and the local hub cache holds no complete copy of it; check HF_ENDPOINT and the network, or set "
         "HF_HUB_OFFLINE=1 to read a copy cached before"
     ), line
+    assert len(down.asked()) == 1, down.requests
+
+
+def test_a_model_check_with_the_hub_silent_is_bounded_by_the_etag_timeout(hub_server, monkeypatch):
+    """`check_model_repo` (a study's check of its hub ids before anything runs) asks `reach_hub`'s one
+    request, which had no timeout: it waited until the silent hub dropped the connection and named that
+    ("RemoteProtocolError: Server disconnected ..."; a hub that never drops it: forever). Now every probe of
+    the hub (`hub.probe_hub`) is bounded by huggingface_hub's HF_HUB_ETAG_TIMEOUT."""
+    hub_server.stop()
+    down = DownHub("silent")
+    point_at(monkeypatch, down.url)
+    monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", 1)
+    try:
+        with pytest.raises(UserError) as refused:
+            check_model_repo(HUB_ID)
+    finally:
+        down.stop()
+    assert f"cannot download model '{HUB_ID}' from the Hugging Face hub (ReadTimeout: timed out)" in str(
+        refused.value
+    ), refused.value
     assert len(down.asked()) == 1, down.requests

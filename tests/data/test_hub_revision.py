@@ -172,11 +172,11 @@ def test_a_bad_revision_is_one_line_before_anything_is_written(
 
 
 def test_a_revision_the_hub_lacks_is_one_line(monkeypatch):
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, constants
     from huggingface_hub.errors import RevisionNotFoundError
 
-    def missing(self, repo_id, **kw):
-        assert kw == {"repo_type": "dataset", "revision": "v9"}
+    def missing(self, repo_id, **kw):  # asked once, bounded by huggingface_hub's HF_HUB_ETAG_TIMEOUT
+        assert kw == {"repo_type": "dataset", "revision": "v9", "timeout": constants.HF_HUB_ETAG_TIMEOUT}
         exc = RevisionNotFoundError.__new__(RevisionNotFoundError)  # as the hub's 404 for a revision
         Exception.__init__(exc, "404 Revision Not Found")
         raise exc

@@ -288,19 +288,20 @@ def _repo_info_error(hub_id: str, repo_type: str, revision: str | None) -> Excep
     return found if isinstance(found, Exception) else None
 
 
-def probe_hub(
-    hub_id: str, repo_type: str, revision: str | None, timeout: float | None = None
-) -> str | Exception:
+def probe_hub(hub_id: str, repo_type: str, revision: str | None) -> str | Exception:
     """The commit the hub names for `hub_id`'s repo at `revision` (its default branch when None), asked
-    once, quietly, with no retries, or what the request raised. `timeout`: seconds to wait for the hub
-    (None: huggingface_hub's `repo_info` default, no limit, so a hub that accepts the connection and never
-    answers holds the call; `hubmodels` passes the library's own `HF_HUB_ETAG_TIMEOUT`)."""
-    from huggingface_hub import HfApi
+    once, quietly, with no retries, or what the request raised. Bounded by huggingface_hub's own
+    `HF_HUB_ETAG_TIMEOUT` (read now, 10 s unless set): `repo_info`'s default is no limit, so a hub that
+    accepts the connection and never answers held the call (a study's `check_model_repo`, a corpus's
+    `reach_hub`) until it dropped the connection, or forever."""
+    from huggingface_hub import HfApi, constants
 
-    kwargs = ({"revision": revision} if revision else {}) | ({"timeout": timeout} if timeout else {})
+    kwargs = {"revision": revision} if revision else {}
     with quiet_hub():
         try:
-            info = HfApi().repo_info(hub_id, repo_type=repo_type, **kwargs)
+            info = HfApi().repo_info(
+                hub_id, repo_type=repo_type, timeout=constants.HF_HUB_ETAG_TIMEOUT, **kwargs
+            )
         except Exception as exc:
             return exc
     return getattr(info, "sha", None) or ""

@@ -66,7 +66,7 @@ def hub_down(hub_id: str, repo_type: str, revision: str | None) -> Exception | N
 
     if constants.HF_HUB_OFFLINE:  # the library asks nothing, so retries nothing: nothing to tell first
         return None
-    answer = probe_hub(hub_id, repo_type, revision, timeout=constants.HF_HUB_ETAG_TIMEOUT)
+    answer = probe_hub(hub_id, repo_type, revision)
     return answer if isinstance(answer, Exception) and unreachable(answer) else None
 
 

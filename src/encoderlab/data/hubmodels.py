@@ -266,7 +266,7 @@ def _read_without_download(
     found = _cached(f"{repo}@{pinned}" if pinned else repo, patterns)
     if found is not None and pinned is not None and is_commit(pinned):
         return None  # a commit's snapshot: the library reads it asking nothing
-    answer = probe_hub(repo, "model", pinned, timeout=constants.HF_HUB_ETAG_TIMEOUT)
+    answer = probe_hub(repo, "model", pinned)
     if found is None or not found.listed:  # nothing to read in the hub's place
         return answer if isinstance(answer, Exception) and unreachable(answer) else None
     if isinstance(answer, str):
