@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from scipy.optimize import least_squares
 
+from encoderlab.advise.calibration import made_up
 from encoderlab.advise.fit import EXP_RANGE, TIE, objective
-from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
+from encoderlab.advise.ladder import KNOWN_METRICS
 from encoderlab.cli import main
 from encoderlab.config import save_yaml
 from encoderlab.train.recipes import build_recipe
@@ -179,12 +180,5 @@ def ladder_2d(shape: str, draw: int) -> np.ndarray:
 LOSS = KNOWN_METRICS["val/mlm15"]
 
 
-def made_up_ladder(values: dict, sizes=(8e6, 2e7, 5e7, 1.25e8), tokens_per_param=20.0, metric=LOSS) -> Ladder:
-    """values: schedule -> per rung a tuple of seed values."""
-    runs = [
-        Observation(schedule=s, params=n, tokens=tokens_per_param * n, seed=k, value=v)
-        for s, rungs in values.items()
-        for n, seeds in zip(sizes, rungs)
-        for k, v in enumerate(seeds)
-    ]
-    return Ladder(metric, tuple(runs))
+made_up_ladder = made_up
+"""values: schedule -> per rung a tuple of seed values (`calibration.made_up`, one builder of them)."""

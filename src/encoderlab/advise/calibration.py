@@ -149,15 +149,18 @@ RISING = (1.6, 1.7, 1.8, 1.9)
 """`rising_probe`'s rung means: one schedule improving, one rising 0.1 a rung (each rung two seeds, +-0.01)."""
 
 
-def made_up(values: dict, sizes=SIZES) -> Ladder:
-    """A `val/mlm15` ladder at 20 tokens per parameter; values: schedule -> per rung a tuple of seed values."""
+def made_up(
+    values: dict, sizes=SIZES, tokens_per_param: float = 20.0, metric=KNOWN_METRICS["val/mlm15"]
+) -> Ladder:
+    """A ladder of `metric` (`val/mlm15` by default) at `tokens_per_param` tokens per parameter; values:
+    schedule -> per rung a tuple of seed values. The tests' made-up ladders are these (`advise_fixtures`)."""
     runs = tuple(
-        Observation(schedule=s, params=n, tokens=20.0 * n, seed=k, value=v)
+        Observation(schedule=s, params=n, tokens=tokens_per_param * n, seed=k, value=v)
         for s, rungs in values.items()
         for n, seeds in zip(sizes, rungs)
         for k, v in enumerate(seeds)
     )
-    return Ladder(KNOWN_METRICS["val/mlm15"], runs)
+    return Ladder(metric, runs)
 
 
 def flag_shares(means, sd: float, draws: int, seed: int) -> dict:
