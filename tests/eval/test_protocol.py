@@ -124,6 +124,20 @@ def _rec(model, lr, seed, val, test, task="boolq"):
                       test={"test": {"accuracy": test}})  # fmt: skip
 
 
+def test_a_result_counts_only_for_its_model_task_version_lr_and_seed(tmp_path):
+    """`ResultsStore.has_result`, the one test of "already run" that `evaluate`, `eval_node` and
+    `eval --check` share: a task whose settings changed (another signature) has no result yet."""
+    store = protocol.ResultsStore(tmp_path / protocol.RESULTS)
+    store.add(_rec("a", 1e-4, 0, 70, 80))
+    boolq = TASKS["boolq"]
+    assert store.has_result("a", boolq, 1e-4, 0)
+    other_version = replace(boolq, max_length=boolq.max_length // 2)
+    assert other_version.signature() != boolq.signature()
+    misses = [("b", boolq, 1e-4, 0), ("a", TASKS["vitaminc"], 1e-4, 0), ("a", other_version, 1e-4, 0)]
+    misses += [("a", boolq, 1e-3, 0), ("a", boolq, 1e-4, 1)]
+    assert not any(store.has_result(*miss) for miss in misses)
+
+
 def test_best_lr_is_chosen_on_validation_not_test():
     records = [_rec("a", 1e-4, s, 70 + s, 90) for s in range(3)] + [
         _rec("a", 1e-3, s, 80 + s, 60) for s in range(3)

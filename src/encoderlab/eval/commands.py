@@ -198,10 +198,9 @@ def cache_lines(store: ResultsStore, em: EvalModel, names, lrs, seeds) -> list[s
     if not store.records:  # a first run: nothing to reuse
         return lines
     for name in names:
-        signature = em.resolved(get_task(name)).signature()
-        reused += sum(
-            store.get(em.fingerprint, name, signature, lr, s) is not None for lr in lrs for s in seeds
-        )
+        task = em.resolved(get_task(name))
+        signature = task.signature()
+        reused += sum(store.has_result(em.fingerprint, task, lr, s) for lr in lrs for s in seeds)
         stale = sum(k[:2] == (em.fingerprint, name) and k[2] != signature for k in store.records)
         if stale:
             lines.append(

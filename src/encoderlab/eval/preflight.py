@@ -237,10 +237,9 @@ def _to_train(store, em, names, lrs, seeds) -> int:
     (`training_groups`) at an LR and seed, unless every task of it has that run's result in `store`. The
     check said "would run 4 fine-tuning runs" right below "reusing 1 of 4 runs", which it would not."""
     groups = training_groups([em.resolved(get_task(name)) for name in names])
-    signed = [[(t.name, t.signature()) for t in group] for group in groups]
     return sum(
-        any(store.get(em.fingerprint, name, sig, lr, seed) is None for name, sig in group)
-        for group in signed
+        not all(store.has_result(em.fingerprint, t, lr, seed) for t in group)
+        for group in groups
         for lr in lrs
         for seed in seeds
     )

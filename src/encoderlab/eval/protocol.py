@@ -158,6 +158,12 @@ class ResultsStore:
     def get(self, model: str, task: str, signature: str, lr: float, seed: int) -> EvalRecord | None:
         return self.records.get(self.key(model, task, signature, lr, seed))
 
+    def has_result(self, model: str, task: Task, lr: float, seed: int) -> bool:
+        """Whether `task` (as resolved for `model`: its signature is part of the key) has its run at `lr`
+        and `seed` here: the one test of "already run" that `evaluate`, `eval_node` and `eval --check`
+        share, so that a check's count of reused and to-train runs is the run's own."""
+        return self.get(model, task.name, task.signature(), lr, seed) is not None
+
     def add(self, rec: EvalRecord) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as f:
@@ -268,7 +274,7 @@ def _load_shared(em: EvalModel, group: list, grid: list, store: ResultsStore) ->
     todo = [
         i
         for i, t in enumerate(group)
-        if any(store.get(em.fingerprint, t.name, t.signature(), lr, seed) is None for lr, seed in grid)
+        if not all(store.has_result(em.fingerprint, t, lr, seed) for lr, seed in grid)
     ]
     loaded = {i: _prepared_task(group[i], em) for i in todo}
     check_shared_training(list(loaded.values()))
@@ -293,13 +299,8 @@ def _evaluate_group(
     """The grid of tasks that share one fine-tuning run per (LR, seed) (`spec.training_groups`): each
     run trains once and scores every task of the group not cached yet. `loaded`: the group's tasks
     already loaded (`_load_shared`); the others are loaded when first needed."""
-    signatures = [t.signature() for t in group]
     for lr, seed in grid:
-        todo = [
-            i
-            for i, t in enumerate(group)
-            if store.get(em.fingerprint, t.name, signatures[i], lr, seed) is None
-        ]
+        todo = [i for i, t in enumerate(group) if not store.has_result(em.fingerprint, t, lr, seed)]
         bar.update(len(group) - len(todo))
         for i in (i for i in todo if i not in loaded):
             bar.set_postfix_str(f"{group[i].name}: loading")
@@ -431,7 +432,7 @@ def eval_node(
     # weights. That refusal guards summaries, which a node writes none of; records and predictions are
     # keyed by fingerprint, so the old model's are never read as this one's, and refusing would stop the study.
     store = ResultsStore(Path(out) / RESULTS)
-    todo = [s for s in specs if store.get(em.fingerprint, s.name, s.signature(), lr, seed) is None]
+    todo = [s for s in specs if not store.has_result(em.fingerprint, s, lr, seed)]
     if todo:
         check_grid([lr], [seed], STUDY_FILE)
         check_decay([(s, lr) for s in todo], "lower the study's eval.lrs (or eval.checkpoint_lrs)")
