@@ -9,8 +9,9 @@ Only one level down is looked at, and only folders that hold a model by the load
 (an encoderlab model or run folder, or a config.json beside weights, so `1_Pooling/config.json` is
 none): a deeper walk would cost a tree's listing and guess. The line is the refusal's only; nothing is
 loaded from the folder it names. Subfolders are listed in natural order (`checkpoint-500` before
-`checkpoint-1000`, which a plain sort puts first), and a Trainer's folder names its latest checkpoint
-too, since the shown three may be the earliest of many and the latest is the one usually meant.
+`checkpoint-1000`, which a plain sort puts first), and a folder of step-numbered checkpoints (a
+Trainer's `output_dir`, a run's `checkpoints/`) names its latest checkpoint too, since the shown three
+may be the earliest of many and the latest is the one usually meant.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ WEIGHTS = (
 is the load's, in the folder named)."""
 SHOWN = 3
 """Subfolders named in the line; the rest are counted."""
-TRAINER_CHECKPOINT = re.compile(r"^(checkpoint-|step_)(\d+)$")
-"""Hugging Face Trainer's `checkpoint-{global_step}` subfolder of its `output_dir`, and an encoderlab run's
-`checkpoints/step_{step:07d}` (whose model is in its `model/`)."""
+STEP_CHECKPOINT = re.compile(r"^(checkpoint-|step_)(\d+)$")
+"""A checkpoint folder named by its step: Hugging Face Trainer's `checkpoint-{global_step}` subfolder of
+its `output_dir`, and an encoderlab run's `checkpoints/step_{step:07d}` (whose model is in its `model/`)."""
 
 
 def _natural(folder: Path) -> tuple[str | int, ...]:
@@ -43,8 +44,9 @@ def _natural(folder: Path) -> tuple[str | int, ...]:
 
 
 def _latest(found: list[Path]) -> str:
-    """' (the latest: …)' where every subfolder is a Trainer checkpoint; '' otherwise."""
-    if not all(TRAINER_CHECKPOINT.match(p.name) for p in found):
+    """' (the latest: …)' where every subfolder is a step-numbered checkpoint (`STEP_CHECKPOINT`); ''
+    otherwise."""
+    if not all(STEP_CHECKPOINT.match(p.name) for p in found):
         return ""
     return f" (the latest: {max(found, key=_natural)})"
 
