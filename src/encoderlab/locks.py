@@ -352,7 +352,10 @@ def _is_mine(lock: Path, me: dict) -> bool:
 def refresh(lock: Path, me: dict) -> bool:
     """One heartbeat: `lock`'s mtime set to now (the file system's time, `utime` without one) while it is still
     `me`'s; False, touching nothing, once another process holds it (it judged this holder gone). Under
-    `one_at_a_time`, as a takeover is, so none happens between the check and the touch."""
+    `one_at_a_time`, as a takeover is, so where the folder can be flocked none happens between the check and
+    the touch. Where it cannot (`one_at_a_time` is then a no-op), a takeover landing in that gap has its new
+    lock's mtime set once: harmless, since its holder has just written it (the touch only restamps a fresh
+    lease), and the next beat finds the lock another's and stops."""
     with one_at_a_time(lock.parent):
         if not _is_mine(lock, me):
             return False

@@ -37,8 +37,8 @@ synthetic test suite does that for 200 ladders in seconds):
   approach 3 well conditioned), the log-Huber objective is evaluated there, and only the best
   `STARTS` grid points are refined. OLMo-core instead runs L-BFGS-B from all 4^5 grid points.
 * **The refinement is a batched Levenberg-Marquardt with Huber weights (IRLS)**, written in numpy
-  over a stack of problems, instead of one scipy call per problem (4-17 ms each here, which would
-  make a 200-replicate bootstrap take seconds per schedule). `tests/advise/test_fit.py` checks that
+  over a stack of problems, instead of one scipy call per problem (a call per refit, which a bootstrap
+  repeats hundreds of times per schedule). `tests/advise/test_fit.py` checks that
   it reaches the objective of scipy's `least_squares` started from a grid (the same loss, Huber plus
   the tie-break, as a custom `loss`), `tests/advise/test_stats_audit.py` that it does on flat and non-monotone
   ladders, whose optimum lies on the bounds, and `tests/advise/test_crosscheck.py` that the two give one curve.
@@ -59,17 +59,17 @@ synthetic test suite does that for 200 ladders in seconds):
   refine into one basin. On 30 draws of a falls-and-rises ladder (generator seeds 0-29) the best three grid
   points ended >0.1% above scipy's best of a grid in 6 (up to 3.2%), now in none; on 90 draws, 13 then, 3 (up to
   0.36%) with the local minima; on 30 flat ones (seeds 100-129, up to 4.0% before) none (`test_stats_audit.py`).
-  The cost is that of the old three starts, within timing noise (a 201-fit 2-D bootstrap, one core: 2.2 s old,
-  2.5 s new CPU time, one measurement each on a shared machine); refining every grid point reaches scipy's best
-  on all 90 but refines 85 times as many starts (all 256 of the 2-D grid's points, not 3), and refining more
+  The cost is about that of the old three starts: as many refinements, the grid's local minima found by
+  comparisons on the grid already evaluated (timings belong to a benchmark, and no `encoderlab bench`
+  command times the fit); refining every grid point reaches scipy's best on all 90 but refines 85 times
+  as many starts (all 256 of the 2-D grid's points, not 3), and refining more
   local minima does not pay either (the 3 draws needed the 4th, 21st and 86th start in their order).
   Those 3 were ranked wrong, not refined wrong: the grid's coefficients solved by least squares rank its points by
   a loss the fit does not minimise, and on such a ladder the basins are 0.1-0.4% apart, less than that difference.
   So the coefficients are solved again `PROFILE_IRLS` (3) times, each run weighted as the objective weighs it (its
   IRLS weight: Huber's delta/|r| past delta, plus the tie-break), before the grid is ranked: none of the 90 draws
   nor the 30 flat ones ends above 0.1% (1 reweighting left 4 of the 90 above it, 2 none). The cost: 3 more solves
-  of the grid's small systems, about 5-10% of a 201-fit 2-D batch's CPU time (1.7-1.8 s to 1.9 s on a
-  falls-and-rises ladder, 2.5-2.7 s to 2.5-2.8 s on a healthy one: two measurements each on a shared machine).
+  of the grid's small systems per fit, a small share of a batch's time beside the refinement.
 Inputs are scaled by a reference point (the largest rung), so the coefficients are O(1).
 """
 
