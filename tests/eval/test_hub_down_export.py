@@ -158,6 +158,20 @@ def test_an_uncached_export_with_the_hub_down_is_one_line_after_one_request(hub_
     assert len(down.asked()) == 2 and lines == [], (down.requests, lines)
 
 
+def test_an_uncached_named_export_with_the_hub_down_asks_the_hub_once(hub_server):
+    """An export as the built-in tasks name it, nothing cached, the hub down: its read's one request, then
+    one line. Before, the line's check of the export's config and splits (`export_problem`) asked the hub
+    again (`hub_down`) after the read found it down: two requests, on a silent hub a second wait of up to
+    HF_HUB_ETAG_TIMEOUT."""
+    down = DownHub("reset")
+    try:
+        refusal, lines = _read_in_a_new_process(down.url, "me/absent", NAMED)
+    finally:
+        down.stop()
+    assert isinstance(refusal, str) and "the hub did not answer (ReadError" in refusal, refusal
+    assert len(down.asked()) == 1 and lines == [], (down.requests, lines)
+
+
 def test_an_export_whose_hub_goes_down_mid_download_is_one_line(hub_server, monkeypatch):
     """The hub gone after the export's first data file: one line naming the client's error."""
     from huggingface_hub import file_download

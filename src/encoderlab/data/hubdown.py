@@ -70,19 +70,20 @@ def hub_down(hub_id: str, repo_type: str, revision: str | None) -> Exception | N
     return answer if isinstance(answer, Exception) and unreachable(answer) else None
 
 
-_NOTED: set[str] = set()
-"""Hub ids whose cached snapshot this process has said it reads for a hub not answering (said once)."""
+_NOTED: set[tuple[str, str]] = set()
+"""(repo type, hub id) of each repo whose cached snapshot this process has said it reads for a hub not
+answering (said once): a model and a dataset may share an id, and are two repos, each with its own note."""
 
 
-def note_cached_read(what: str, hub_id: str, exc: BaseException, commit: str) -> None:
-    """Say once per process and id, in one line, that `hub_id` is read from the local hub cache's snapshot
-    at `commit` because the hub did not answer (`exc`): the libraries read it silently, and a run could
-    not tell it read an older commit than the hub's. Under `torchrun` every rank loads the model: said by
+def note_cached_read(what: str, repo_type: str, hub_id: str, exc: BaseException, commit: str) -> None:
+    """Say once per process and repo (`repo_type`, "model" or "dataset", and `hub_id`), in one line, that
+    `hub_id` is read from the local hub cache's snapshot at `commit` because the hub did not answer (`exc`):
+    the libraries read it silently, and a run could not tell it read an older commit than the hub's. Under `torchrun` every rank loads the model: said by
     each node's first process only (`first_on_its_node`; the cache read is the node's own), as the CLI's
     other per-node lines, where each of a node's ranks printed it."""
-    if hub_id in _NOTED or not first_on_its_node():
+    if (repo_type, hub_id) in _NOTED or not first_on_its_node():
         return
-    _NOTED.add(hub_id)
+    _NOTED.add((repo_type, hub_id))
     cause = exc.cause if isinstance(exc, HubUnanswered) else f"{type(exc).__name__}: {first_line(exc)}"
     print(
         f"encoderlab: note: the Hugging Face hub did not answer ({cause}); {what} '{hub_id}' is read from the "

@@ -273,7 +273,7 @@ def _read_without_download(
         return found.folder if found.folder.name == answer else None
     if not unreachable(answer):
         return None  # not there, gated, no such revision: snapshot_download's own refusal stands
-    note_cached_read(what, hub_id, answer, found.folder.name)
+    note_cached_read(what, "model", hub_id, answer, found.folder.name)  # a tokenizer's repo is a model repo
     return found.folder
 
 

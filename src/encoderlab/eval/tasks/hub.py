@@ -152,9 +152,9 @@ def load_hub(source: HubSource):
             raise UserError(f"cannot load {source.describe()} from {path}: {configs}") from None
         if not (mirror or snapshot) and (revision := offline_uncached(datasets, source)) is not None:
             raise UserError(f"cannot load {source.describe()}: {revision}") from None
-        if source.export_config is not None and (missing := _export_problem(source)) is not None:
-            raise UserError(f"cannot load {source.describe()}: {missing}") from None
         asked = isinstance(exc, HubUnanswered)  # the hub did not answer: not asked again why
+        if source.export_config is not None and (missing := _export_problem(source, exc)) is not None:
+            raise UserError(f"cannot load {source.describe()}: {missing}") from None
         if not (mirror or snapshot or asked) and (hub := _hub_line(source)) is not None:
             raise hub from None
         if mirror:
@@ -194,13 +194,14 @@ def _hub_line(source: HubSource) -> UserError | None:
     return hub_refusal(source.repo, "dataset", "dataset", source.revision, "the task file's data.revision")
 
 
-def _export_problem(source: HubSource) -> str | None:
+def _export_problem(source: HubSource, exc: BaseException) -> str | None:
     """The config or splits a parquet export lacks of those `source` reads, as the line's clause naming
     those it has (`hubexport.export_problem`); before, `datasets`' own words of the globs matching nothing
-    ("No (supported) data files found", "Couldn't infer the same data file format for all splits")."""
+    ("No (supported) data files found", "Couldn't infer the same data file format for all splits").
+    `exc`, the read's error, a `HubUnanswered`: the hub is not asked again (it was, a second wait)."""
     from encoderlab.eval.tasks.hubexport import export_problem  # hubexport imports this module
 
-    return export_problem(source)
+    return export_problem(source, exc if isinstance(exc, HubUnanswered) else None)
 
 
 CONFIGS = re.compile(
@@ -288,7 +289,7 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
             return builder
     folder = _cached_snapshot(datasets, source, kwargs)
     if isinstance(folder, str) and unreachable is not None:
-        note_cached_read("dataset", source.repo, unreachable, Path(folder).name)
+        note_cached_read("dataset", "dataset", source.repo, unreachable, Path(folder).name)
     if isinstance(folder, str) or builder is not None:  # the snapshot, or the copy `datasets` prepared
         return folder if isinstance(folder, str) else builder
     if unreachable is not None and not (down and isinstance(folder, Unread)):  # `datasets` tried its copy

@@ -24,7 +24,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from encoderlab.data.hub import HUB_DATA_ENV, dataset_location, import_datasets, is_commit, quiet_hub
-from encoderlab.data.hubdown import hub_down
+from encoderlab.data.hubdown import HubUnanswered, hub_down
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import CARD_FILES, PARQUET_EXPORT, HubSource, configs_named, parquet_export
 from encoderlab.words import noun
@@ -82,11 +82,12 @@ def export_commit(names: list[PurePosixPath]) -> bool:
     )
 
 
-def export_problem(source: HubSource) -> str | None:
+def export_problem(source: HubSource, down: HubUnanswered | None = None) -> str | None:
     """The config or splits of a parquet export that `source` (`parquet_export`) reads and the export lacks,
     naming those it has and the fix; None where the export has them, or cannot be listed. The built-in tasks
-    name their export's config and splits; a task file's are the export's own (`export_source`)."""
-    paths = _shards(_export_paths(source))
+    name their export's config and splits; a task file's are the export's own (`export_source`). `down`:
+    the hub already did not answer this read (`_export_paths` lists the cache without asking it again)."""
+    paths = _shards(_export_paths(source, down))
     config = source.export_config
     if not paths or config is None:
         return None
@@ -125,12 +126,14 @@ def _split(path: PurePosixPath) -> str | None:
     return None
 
 
-def _export_paths(source: HubSource) -> list[PurePosixPath]:
+def _export_paths(source: HubSource, down: HubUnanswered | None = None) -> list[PurePosixPath]:
     """The files at the export's revision, relative to its root; [] where they cannot be listed. Online,
     one request (`list_repo_files`), also for a commit of another branch (`export_commit` says which);
     offline, or the hub not answering its one request first (`hubdown.hub_down`), the hub cache's snapshot:
     the listing's pages are fetched with `http_backoff`, whose five retries waited ~23 s on a hub refusing
-    connections, and then named no files, so a cached export was read as no export (refused unread)."""
+    connections, and then named no files, so a cached export was read as no export (refused unread).
+    `down`: the hub already did not answer the caller; not asked again (on a silent hub, one more wait of
+    up to HF_HUB_ETAG_TIMEOUT)."""
     location = dataset_location(source.repo, source.revision)
     if location != source.repo:  # a mirror of the branch; `.cache/`: the records `hf download` writes
         folder = Path(location)
@@ -139,7 +142,7 @@ def _export_paths(source: HubSource) -> list[PurePosixPath]:
     offline = import_datasets().config.HF_HUB_OFFLINE  # or the hub down: one try, not the listing's retries
     names = (
         _cached_names(source)
-        if offline or hub_down(source.repo, "dataset", source.revision)
+        if offline or down is not None or hub_down(source.repo, "dataset", source.revision)
         else _hub_names(source)
     )
     return [PurePosixPath(n) for n in names]
