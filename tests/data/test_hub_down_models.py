@@ -133,18 +133,3 @@ def test_a_model_check_with_the_hub_silent_is_bounded_by_the_etag_timeout(hub_se
         refused.value
     ), refused.value
     assert len(down.asked()) == 1, down.requests
-
-
-def test_a_model_and_a_dataset_of_one_id_read_from_the_cache_each_say_so(monkeypatch, capsys):
-    """Two repos, a model and a dataset, sharing an id: one note each. Before, the notes were kept by id
-    alone, so the dataset read after the model (or the other way) said nothing of its commit."""
-    monkeypatch.setattr(hubdown, "_NOTED", set())
-    refused = hubdown.HubUnanswered("ConnectError: [Errno 111] Connection refused")
-    for _ in range(2):  # said once per repo: the second round says nothing
-        hubdown.note_cached_read("model", "model", HUB_ID, refused, SHA_B)
-        hubdown.note_cached_read("dataset", "dataset", HUB_ID, refused, SHA_B)
-    notes = _notes(capsys)
-    assert notes == [
-        NOTE.format(cause=refused.cause),
-        NOTE.format(cause=refused.cause).replace("model 'someone/enc'", "dataset 'someone/enc'"),
-    ], notes

@@ -17,10 +17,15 @@ import subprocess
 import sys
 
 import pytest
-from tests.data.hub_server import DownHub
+from tests.data.hub_server import DownHub, ServedRepo
+from tests.data.hub_server_fixtures import repo_files
+from tests.eval.fixtures import model_folder
 from tests.eval.test_hub_server_datasets import COMMIT, READ_IN_A_NEW_PROCESS, serve_dataset
 
+from encoderlab.data import hubdown
 from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.model.hub import load_pretrained
+from encoderlab.model.sources import source_path
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 CSV = (b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
@@ -78,3 +83,31 @@ def test_an_uncached_hub_dataset_with_the_hub_down_is_one_line_after_one_attempt
         "cannot load me/absent from me/absent: the hub did not answer (ReadError: [Errno 104] Connection reset "
         "by peer); check the name and your connection, or set ENCODERLAB_HUB_DATA=DIR to read a local mirror"
     )
+
+
+def test_a_model_and_a_dataset_sharing_an_id_read_from_the_cache_each_say_so(
+    hub_server, tmp_path, monkeypatch, capsys
+):
+    """A model repo and a dataset repo both named me/reviews, read online, then with the port refusing: one
+    note each, naming its kind and commit. Before, the notes were kept by id alone (`hubdown._NOTED`), so
+    the second repo read from the cache said nothing of the commit it read."""
+    model_commit = "b" * 40
+    files = repo_files(model_folder(tmp_path / "repo"))
+    hub_server.add(ServedRepo("me/reviews", commits={model_commit: files}, refs={"main": model_commit}))
+    serve_dataset(hub_server, "me/reviews", ".csv", *CSV)
+    load_pretrained("me/reviews")
+    online = load_hub(HubSource("me/reviews"))
+    hub_server.stop()
+    monkeypatch.setattr(hubdown, "_NOTED", set())
+    capsys.readouterr()
+    assert source_path("me/reviews").name == model_commit
+    read = load_hub(HubSource("me/reviews"))
+    assert {s: read[s].to_list() for s in read} == {s: online[s].to_list() for s in online}
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("encoderlab: note")]
+    said = (
+        "encoderlab: note: the Hugging Face hub did not answer (ConnectError: [Errno 111] Connection refused)"
+    )
+    assert notes == [
+        f"{said}; model 'me/reviews' is read from the local hub cache's snapshot at commit {model_commit}",
+        f"{said}; dataset 'me/reviews' is read from the local hub cache's snapshot at commit {COMMIT}",
+    ], notes
