@@ -226,7 +226,9 @@ def download_model_repo(
     if isinstance(cached, Path):
         return cached
     if cached is not None and unreachable(cached):  # nothing cached to read in its place
-        raise unanswered_download(hub_id, what, cached, no_folder(hub_id))
+        if timed_out(cached):  # a silent hub: say how long it was given
+            raise unanswered_download(hub_id, what, cached, no_folder(hub_id))
+        raise hub_failure(hub_id, what, cached, DOWNLOAD_FIX, no_folder(hub_id))
     with quiet_hub():
         try:
             return Path(snapshot_download(repo, revision=commit or revision, allow_patterns=list(patterns)))
@@ -275,6 +277,13 @@ def _read_without_download(
         return None  # not there, gated, no such revision: snapshot_download's own refusal stands
     note_cached_read(what, "model", hub_id, answer, found.folder.name)  # a tokenizer's repo is a model repo
     return found.folder
+
+
+def timed_out(exc: Exception) -> bool:
+    """True when the client gave up waiting (httpx's or requests' timeout types), not when the hub refused
+    or reset the connection: only then does `unanswered_download` name HF_HUB_ETAG_TIMEOUT; a refused or
+    reset connection keeps `hub_failure`'s line, as before the bounded probe."""
+    return "Timeout" in type(exc).__name__
 
 
 def unanswered_download(hub_id: str, what: str, exc: Exception, here: str = "") -> UserError:
