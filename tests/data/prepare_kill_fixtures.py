@@ -1,9 +1,17 @@
 """What the SIGKILL tests of `data prepare` share (test_prepare_kill.py, test_prepare_kill_shards.py): the
-command they run, and what they compare of a killed-then-rerun folder with an uninterrupted one."""
+command they run, the kill-then-rerun loop (`kill_then_rerun`), and what they compare of a killed-then-rerun
+folder with an uninterrupted one (`assert_same_as_uninterrupted`).
+
+The loop runs `encoderlab.cli.main` in children forked by the kill harness's zygote
+(tests/reliability/killharness.py), which imported torch and encoderlab once."""
 
 from __future__ import annotations
 
 import json
+import random
+import signal
+
+from tests.reliability.killharness import Zygote
 
 from encoderlab.jsonlines import read_records
 
@@ -35,3 +43,30 @@ def chunks_done(out) -> int:
         return json.loads((out.with_name(out.name + ".tmp") / "progress.json").read_text())["chunks"]
     except (OSError, ValueError):
         return 0
+
+
+def kill_then_rerun(corpus, tok, tmp_path, seed: int):
+    """Prepare `corpus` once uninterrupted (`tmp_path/clean`), then into `tmp_path/out` four times, each
+    SIGKILLed at a seeded moment up to 0.2 s after a new checkpoint (progress.json is rewritten, a new
+    file, at each one: mid-chunk), then once more to the end. Returns (clean, out, the last run)."""
+    clean, out = tmp_path / "clean", tmp_path / "out"
+    rng, kills, seen = random.Random(seed), 0, []
+    with Zygote() as z:
+        assert z.run(prepare_command(corpus, tok, clean), tmp_path / "job_clean")["returncode"] == 0
+        for i in range(4):
+            progress = out.with_name(out.name + ".tmp") / "progress.json"
+            kill = {"kind": "tmpdir", "glob": str(progress), "after": rng.uniform(0.0, 0.2)}
+            result = z.run(prepare_command(corpus, tok, out), tmp_path / f"job{i}", kill=kill)
+            kills += result["signal"] == signal.SIGKILL
+            seen.append(chunks_done(out))
+        done = z.run(prepare_command(corpus, tok, out), tmp_path / "job_done")
+    assert kills >= 3 and seen == sorted(seen), seen  # every kill left a checkpoint at least as far
+    return clean, out, done
+
+
+def assert_same_as_uninterrupted(clean, out, done) -> None:
+    """The rerun finished by resuming, and its token files and metrics lines are the uninterrupted run's."""
+    assert done["returncode"] == 0, done["stderr"]
+    assert json.loads((done["dir"] / "stdout").read_text())["resumed_after_docs"] > 0
+    assert token_file_bytes(out) == token_file_bytes(clean)
+    assert metrics_lines(out) == metrics_lines(clean) and metrics_lines(clean)

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
-import signal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
-from prepare_kill_fixtures import chunks_done, metrics_lines, prepare_command, token_file_bytes
-from tests.reliability.killharness import Zygote
+from prepare_kill_fixtures import assert_same_as_uninterrupted, kill_then_rerun
 
 
 def _shards(root, n_docs: int, n_shards: int) -> list[dict]:
@@ -54,22 +51,8 @@ def _shards(root, n_docs: int, n_shards: int) -> list[dict]:
 def test_sigkill_in_a_sharded_corpus_then_rerun_reads_every_shard_once(tmp_path, tokenizer_dir):  # noqa: F811
     corpus = tmp_path / "corpus"
     records = _shards(corpus, 12_000, n_shards=9)  # 47 chunks of 256; a checkpoint every chunk
-    clean, out = tmp_path / "clean", tmp_path / "out"
-    rng, kills, seen = random.Random(11), 0, []
-    with Zygote() as z:
-        assert z.run(prepare_command(corpus, tokenizer_dir, clean), tmp_path / "job_clean")["returncode"] == 0
-        for i in range(4):
-            progress = out.with_name(out.name + ".tmp") / "progress.json"
-            kill = {"kind": "tmpdir", "glob": str(progress), "after": rng.uniform(0.0, 0.2)}
-            result = z.run(prepare_command(corpus, tokenizer_dir, out), tmp_path / f"job{i}", kill=kill)
-            kills += result["signal"] == signal.SIGKILL
-            seen.append(chunks_done(out))
-        done = z.run(prepare_command(corpus, tokenizer_dir, out), tmp_path / "job_done")
-    assert kills >= 3 and seen == sorted(seen), seen
-    assert done["returncode"] == 0, done["stderr"]
-    assert json.loads((done["dir"] / "stdout").read_text())["resumed_after_docs"] > 0
-    assert token_file_bytes(out) == token_file_bytes(clean)
-    assert metrics_lines(out) == metrics_lines(clean) and metrics_lines(clean)
+    clean, out, done = kill_then_rerun(corpus, tokenizer_dir, tmp_path, seed=11)
+    assert_same_as_uninterrupted(clean, out, done)
     meta = json.loads((out / "meta.json").read_text())
     (source,) = meta["sources"]
     files = [f["path"] for f in source["files"]]
