@@ -98,29 +98,35 @@ def test_a_model_replaced_between_two_eval_nodes_is_refused_not_served_from_memo
 
 
 def _eval_then_replace(ctx):
-    """The eval kind for `--jobs` workers (spawned: a module-level function, which they import): eval node s0
-    replaces the study's model folder (the study folder is ROOT/out) once it has scored it."""
+    """The eval kind for `--jobs` workers (spawned: a module-level function, which they import): the first eval
+    node to finish replaces the study's model folder (the study folder is ROOT/out) once it has scored it.
+    The first to finish, not a named one: with two workers, the other could score every other node while a
+    named one was still loading (the test then saw no refusal); after the first, at least two are still to run."""
     from encoderlab.study.nodes import run_eval
 
     result = run_eval(ctx)
-    if ctx.node.name.endswith("/s0"):  # renamed into place: a node loading beside it reads either file whole
-        root = ctx.study_dir.parent
-        shutil.copy(root / "other" / "model.safetensors", root / "new.safetensors")
-        os.replace(root / "new.safetensors", root / "model" / "model.safetensors")
+    root = ctx.study_dir.parent
+    try:
+        (root / "replaced").open("x").close()  # one worker wins
+    except FileExistsError:
+        return result
+    # renamed into place: a node loading beside it reads either file whole
+    shutil.copy(root / "other" / "model.safetensors", root / "new.safetensors")
+    os.replace(root / "new.safetensors", root / "model" / "model.safetensors")
     return result
 
 
 def test_a_node_in_a_worker_names_the_file_from_the_digests_handed_beside_its_key(tmp_path):
     """A `--jobs` worker starts afresh, without the graph's read: it reads the folder itself, and names the file
     that changed from the digests the graph handed the node (`Node.aside`). Which node is refused depends on
-    which ran beside s0; every score written is of the files its key names."""
+    which finished first; every score written is of the files its key names."""
     study, out = _folders(tmp_path, seeds="[0, 1, 2, 3]"), tmp_path / "out"
     backend = real_backend()
     backend.kinds["eval"] = NodeKind(run=_eval_then_replace)
     with pytest.raises(UserError) as exc:
         run_study(load_study_file(study), out, backend, progress=False, jobs=2)
     assert re.fullmatch(
-        rf"study node eval/start/polarity/lr0\.002/s[123]: model\.safetensors of model folder {tmp_path / 'model'} "
+        rf"study node eval/start/polarity/lr0\.002/s[0-3]: model\.safetensors of model folder {tmp_path / 'model'} "
         r"changed since the study's graph was built, .*",
         str(exc.value),
     ), exc.value
