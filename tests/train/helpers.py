@@ -4,6 +4,7 @@ checkpoints, decoders and planted files several training test modules start from
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import random
 import socket
@@ -16,6 +17,7 @@ from encoderlab.data.batch import BatchLayout
 from encoderlab.objectives import CLM, MLM
 from encoderlab.train import CheckpointConfig, DataConfig, OptimConfig, Phase, RunConfig, Schedule
 from encoderlab.train.config import ValidationConfig
+from encoderlab.train.runfolder import LOCK
 
 
 def tiny_run(out: Path, phases=None, **overrides) -> RunConfig:
@@ -181,3 +183,13 @@ def save_tiny_encoder(folder: Path, seed: int, **shape) -> Path:
     config = dataclasses.replace(ModelConfig.from_size("tiny", vocab_size=128), **shape)
     save_model_folder(Encoder(config), folder)
     return folder
+
+
+def plant_lock(run: Path, host: str, pid: int, age_s: float) -> Path:
+    """A run lock of `pid` on `host` with a 300 s lease, last refreshed `age_s` seconds ago (its mtime)."""
+    lock = run / LOCK
+    holder = {"pid": pid, "host": host, "since": "2026-12-06T20:00:00Z", "what": "pretrain", "lease_s": 300.0}
+    lock.write_text(json.dumps(holder))
+    stamped = time.time() - age_s
+    os.utime(lock, (stamped, stamped))
+    return lock

@@ -17,11 +17,10 @@ import re
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from tests.reliability.treestate import changes, world_state
-from tests.train.helpers import metrics, tiny_run
+from tests.train.helpers import metrics, plant_lock, tiny_run
 
 import encoderlab.train.trainer as trainer_module
 from encoderlab.errors import UserError
@@ -30,19 +29,10 @@ from encoderlab.train import pretrain
 from encoderlab.train.runfolder import LOCK
 
 
-def _planted(run: Path, host: str, pid: int, age_s: float) -> Path:
-    lock = run / LOCK
-    holder = {"pid": pid, "host": host, "since": "2026-12-06T20:00:00Z", "what": "pretrain", "lease_s": 300.0}
-    lock.write_text(json.dumps(holder))
-    stamped = time.time() - age_s
-    os.utime(lock, (stamped, stamped))
-    return lock
-
-
 def test_another_nodes_lock_whose_lease_ran_out_is_taken_over_by_a_resume(tmp_path):
     cfg = tiny_run(tmp_path / "run")
     run = pretrain(cfg, until_step=2)
-    _planted(run, "another-node", 4242, age_s=RUN_LEASE.lease_s + 60)
+    plant_lock(run, "another-node", 4242, age_s=RUN_LEASE.lease_s + 60)
     pretrain(cfg, resume=True)  # was: refused, "delete RUN/.lock if that process is gone"
     assert [r["step"] for r in metrics(run)] == list(range(1, 7))
     assert not (run / LOCK).exists()
@@ -51,7 +41,7 @@ def test_another_nodes_lock_whose_lease_ran_out_is_taken_over_by_a_resume(tmp_pa
 def test_another_nodes_lock_within_its_lease_is_refused_naming_host_pid_and_the_lease(tmp_path, monkeypatch):
     cfg = tiny_run(tmp_path / "run")
     run = pretrain(cfg, until_step=2)
-    lock = _planted(run, "another-node", 4242, age_s=60)
+    lock = plant_lock(run, "another-node", 4242, age_s=60)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
     before = world_state(tmp_path)
@@ -77,7 +67,7 @@ def test_another_nodes_lock_within_its_lease_is_refused_naming_host_pid_and_the_
 def test_a_live_holder_of_this_host_is_judged_by_its_pid_however_old_its_heartbeat(tmp_path):
     cfg = tiny_run(tmp_path / "run")
     run = pretrain(cfg, until_step=2)
-    _planted(run, socket.gethostname(), os.getppid(), age_s=RUN_LEASE.lease_s * 10)  # alive, stuck
+    plant_lock(run, socket.gethostname(), os.getppid(), age_s=RUN_LEASE.lease_s * 10)  # alive, stuck
     with pytest.raises(UserError, match="is in use by pretrain"):
         pretrain(cfg, resume=True)
 

@@ -11,7 +11,6 @@ the run folder through every later run. The next command that takes the lock now
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 from tests.reliability.treestate import changes, world_state
-from tests.train.helpers import metrics, tiny_run
+from tests.train.helpers import metrics, plant_lock, tiny_run
 
 from encoderlab.config import save_yaml
 from encoderlab.locks import is_lock_file
@@ -36,15 +35,6 @@ def _run_and_config(tmp_path: Path) -> tuple[Path, Path]:
     return pretrain(cfg, until_step=2), tmp_path / "run.yaml"
 
 
-def _held(run: Path, host: str, pid: int, age_s: float) -> Path:
-    lock = run / LOCK
-    holder = {"pid": pid, "host": host, "since": "2026-12-06T20:00:00Z", "what": "pretrain", "lease_s": 300.0}
-    lock.write_text(json.dumps(holder))
-    stamped = time.time() - age_s
-    os.utime(lock, (stamped, stamped))
-    return lock
-
-
 @pytest.mark.parametrize(
     "host,pid",
     [("another-node", 4242), (socket.gethostname(), os.getppid())],
@@ -54,7 +44,9 @@ def test_a_refused_resume_or_second_launch_leaves_the_holders_lock_and_everythin
     tmp_path, capsys, monkeypatch, host, pid
 ):
     run, config = _run_and_config(tmp_path)
-    _held(run, host, pid, age_s=60)  # a live holder: its heartbeat within the lease, or its pid alive here
+    plant_lock(
+        run, host, pid, age_s=60
+    )  # a live holder: its heartbeat within the lease, or its pid alive here
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
     for resume in (["--resume"], []):  # a resume, and a second launch of the same command
@@ -87,7 +79,7 @@ def _left_beside(lock: Path) -> list[str]:
 def test_a_clock_probe_left_by_a_killed_judge_is_removed_by_the_next_run_that_takes_the_lock(tmp_path):
     cfg = tiny_run(tmp_path / "run")
     run = pretrain(cfg, until_step=2)
-    lock = _held(run, "another-node", 4242, age_s=60)
+    lock = plant_lock(run, "another-node", 4242, age_s=60)
     dead = _judged_by_a_process_killed_mid_probe(lock)
     left = _left_beside(lock)
     assert len(left) == 1 and f"-{dead}-" in left[0], left  # its probe, named as the lock's temporary files
