@@ -7,7 +7,7 @@ recipes run the same code paths on a tiny model in seconds.
 Paper 1's settings checked against Optimus (EuroBERT's trainer, main branch; the MLM_vs_CLM branch was
 not available): torch AdamW (0.9, 0.95), eps 1e-5, weight decay 0.1 on every parameter, clip 1.0, WSD
 from 0 to the peak and down to 0 (`div_factor` and `final_div_factor` 0), bf16 autocast, and MLM masks
-drawn per position (`PAPER1_MASKING`). Three differences are ours. Optimus counts its schedule in
+drawn per position (`PAPER1_MASKING`). Four differences are ours. Optimus counts its schedule in
 micro-batches and calls `scheduler.step()` after each backward, before that step's `optimizer.step()`
 (optimus/trainer/pretrain.py), so its update k (0-based, accumulation A) runs at the schedule after
 (k + 1) A micro-batches: (k + 1) / W + 1 / (W A) of the peak in the warmup, decay progress
@@ -21,7 +21,8 @@ optimus/trainer/pretrain.py), ours the mean over every target of the global batc
 They differ only as the target counts of micro-batches do: about 0.8% (one standard deviation) for
 MLM-40 drawn per position over 12 x 2048 tokens. And Optimus attends over its whole 2,048-token blocks of
 packed documents (default `var_len: False`, optimus/trainer/data.py), ours within each document
-(docs/recipes.md).
+(docs/recipes.md). And Optimus stores a document as its tokens then EOS (optimus/dataprocess/
+tokenize_dataset.py; no BOS on its tiktoken path), ours as BOS + tokens + EOS.
 
 Readings of what the papers leave open (paper 1's appendix, paper 2's chapter 5 and
 appendix in Rian-T/thesis), chosen here:
@@ -43,7 +44,9 @@ appendix in Rian-T/thesis), chosen here:
     is ours, (s + 1) / W with W = ceil(100M / tokens per step) (32 updates): Composer's
     ConstantWithWarmupScheduler (composer/optim/scheduler.py) gives t / t_warmup in tokens, so its first
     update runs at LR 0 and each warmup update one step behind ours (at most peak / W apart, for W
-    updates). The 1-sqrt decay is ModernBERT's OneMinusSqrtScheduler exactly (`train/schedule.py`).
+    updates). The 1-sqrt decay is ModernBERT's OneMinusSqrtScheduler exactly (`train/schedule.py`). Composer
+    weighs each micro-batch's mean loss by its share of the samples (its default
+    `accumulate_train_batch_on_tokens=False`), ours by its share of the targets, as for paper 1.
 """
 
 from __future__ import annotations
