@@ -37,7 +37,9 @@ run unasked: they are read from their parquet export (`refs/convert/parquet`).
 As BCM: NER words are handed to the tokenizer pre-split and scored by seqeval's default-mode F1
 (`conlleval_f1`), classification uses ModernBERT's own head and picks its best epoch by weighted F1
 (registry). Differences from BCM, stated: BCM's max length is the tokenizer's maximum (512 when that is
-over 10,000); ours is 0.99 x the model's maximum positions.
+over 10,000); ours is 0.99 x the model's maximum positions. BCM trains in fp32 with TF32 products
+(`torch.set_float32_matmul_precision('high')`, no `bf16` in its TrainingArguments); ours runs under bf16
+autocast on CUDA, as every suite (docs/evaluation.md, *biomed*).
 """
 
 from __future__ import annotations
