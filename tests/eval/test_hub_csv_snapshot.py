@@ -1,4 +1,4 @@
-"""A hub dataset of CSV or TSV files read as its mirror is (`hub.load_hub` -> `_hub_snapshot`): cells as
+"""A hub dataset of CSV or TSV files read as its mirror is (`hub.load_hub` -> `hubsnapshot.hub_snapshot`): cells as
 written, the task files' checks, from the local hub cache's snapshot of its files, online and offline.
 
 The hub cache is the real layout `huggingface_hub` keeps (`datasets--OWNER--NAME/refs/main`,
@@ -37,7 +37,8 @@ from tests.eval.hub_snapshot_fixtures import (
 )
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 
 cache = hub_snapshot_fixtures.cache  # the fixture: an empty hub cache of the test's own, offline
 

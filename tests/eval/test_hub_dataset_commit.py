@@ -27,7 +27,8 @@ from tests.reliability.test_hostile_inputs import cli
 from encoderlab.eval.spec import HubRepo
 from encoderlab.eval.summary import HubRead
 from encoderlab.eval.tasks import hubcommits
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 

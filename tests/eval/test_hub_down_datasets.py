@@ -23,7 +23,8 @@ from tests.eval.fixtures import model_folder
 from tests.eval.test_hub_server_datasets import COMMIT, READ_IN_A_NEW_PROCESS, serve_dataset
 
 from encoderlab.data import hubdown
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 from encoderlab.model.hub import load_pretrained
 from encoderlab.model.sources import source_path
 

@@ -25,8 +25,9 @@ from tests.data.hub_server import DownHub, ServedRepo
 from tests.data.hub_server_fixtures import REPO_EXTRAS
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, load_hub, parquet_export
+from encoderlab.eval.tasks.hub import load_hub
 from encoderlab.eval.tasks.hubexport import export_source
+from encoderlab.eval.tasks.hubsource import PARQUET_EXPORT, HubSource, parquet_export
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks", "own_home")
 
@@ -44,7 +45,8 @@ import json
 import time
 time.sleep = lambda seconds: None  # the libraries' retries, unwaited
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import HubSource, load_hub, parquet_export
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource, parquet_export
 from encoderlab.eval.tasks.hubexport import export_source
 try:
     ds = load_hub(SOURCE)
@@ -114,7 +116,7 @@ def test_a_cached_export_with_the_hub_down_or_offline_is_read_from_the_hub_cache
     """Read online once, the export's rows are read again with the hub down (one request for its read, and
     one for its listing where it is listed; one note naming the commit) or with HF_HUB_OFFLINE=1 (none),
     from the hub cache's snapshot: its files are fetched into it at the export's commit, recorded, and read
-    from there, online and offline alike (`hub._export_parquet`), also where the process's `datasets` cache
+    from there, online and offline alike (`hubsnapshot._export_parquet`), also where the process's `datasets` cache
     is another, empty one (a job's own HF_DATASETS_CACHE, or one cleared). Before, the snapshot, unrecorded,
     was left to `datasets`' offline read, which looked for the copy it prepared online under a config id it
     did not find ("Couldn't find cache for me/multi for config 'default-...'"), and the export was refused:

@@ -101,8 +101,8 @@ def test_online_the_export_is_listed_from_the_hubs_file_list_of_the_branch(monke
     import datasets
     import huggingface_hub
 
-    from encoderlab.eval.tasks.hub import HubSource, parquet_export
     from encoderlab.eval.tasks.hubexport import export_source
+    from encoderlab.eval.tasks.hubsource import HubSource, parquet_export
 
     monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)

@@ -22,8 +22,8 @@ from tests.eval.hub_snapshot_fixtures import cache, dataset_storage, write_expor
 
 from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import task_from_file
-from encoderlab.eval.tasks.hub import HubSource, parquet_export
 from encoderlab.eval.tasks.hubexport import export_commit, export_source
+from encoderlab.eval.tasks.hubsource import HubSource, parquet_export
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 REPO = "someone/multi"

@@ -1,5 +1,5 @@
 """A refusal of a hub dataset's parquet export names the export's config and the configs or splits it has,
-and the fix, never the globs encoderlab reads it with (`hub.parquet_export`, `hubexport.export_problem`).
+and the fix, never the globs encoderlab reads it with (`hubsource.parquet_export`, `hubexport.export_problem`).
 
 Before, a task file's refusal described its source by our glob (`someone/multi (files default/dev/*.parquet,
 ...)`), which no task file holds; and a built-in task's export lacking its config or a split was `datasets`'
@@ -16,7 +16,8 @@ from tests.eval.hub_snapshot_fixtures import write_export
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import task_from_file
-from encoderlab.eval.tasks.hub import load_hub, parquet_export
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import parquet_export
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 REPO = "someone/multi"

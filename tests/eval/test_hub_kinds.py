@@ -12,7 +12,8 @@ from tests.eval.hub_snapshot_fixtures import downloaded_snapshot
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks import hubtree
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 from encoderlab.eval.tasks.hubtree import ARCHIVE, BUILDER_EXTENSIONS, listed_files
 
 cache = hub_snapshot_fixtures.cache  # the fixture: an empty hub cache of the test's own, offline

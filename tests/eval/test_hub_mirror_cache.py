@@ -1,5 +1,5 @@
 """A hub mirror's prepared Arrow cache follows its files: an edited data file is read again, an
-unchanged mirror is not prepared twice (`hub.mirror_state`)."""
+unchanged mirror is not prepared twice (`hubmirror.mirror_state`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 from datasets import Dataset
 from tests.eval import hub_fixtures as hub
 
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 
 TRAIN = "data/train-00000-of-00001.parquet"
 

@@ -31,7 +31,7 @@ def _write_every_mirror(root) -> None:
 
 
 def test_every_hub_task_declares_the_repositories_its_loader_reads(tmp_path, monkeypatch):
-    from encoderlab.eval.tasks import hub as loading
+    from encoderlab.eval.tasks import hubsource as loading
 
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))

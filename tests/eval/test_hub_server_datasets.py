@@ -17,7 +17,8 @@ from tests.data.hub_server import ServedRepo
 from tests.data.hub_server_fixtures import REPO_EXTRAS, go_offline
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 COMMIT = "c" * 40
@@ -177,7 +178,8 @@ import json
 import time
 time.sleep = lambda seconds: None  # the libraries' retries of a refused connection, unwaited
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 try:
     ds = load_hub(HubSource("me/reviews"))
 except UserError as exc:
@@ -191,7 +193,7 @@ def test_a_hub_dataset_read_online_is_read_from_the_cache_when_the_hub_is_down_a
     """The hub unreachable with HF_HUB_OFFLINE unset (a laptop off the network): `datasets` 5.2 wraps the
     ConnectError of its first request (the card) as a ConnectionError, but not that of the `repo_info` its
     HfFileSystem then asks (load.py `get_module` -> `cached_path` -> `resolve_path`), an httpx2 error that
-    `_hub_snapshot` did not take for an unreachable hub: a traceback; now the snapshot the cache holds is read. Read in a
+    `hubsnapshot.hub_snapshot` did not take for an unreachable hub: a traceback; now the snapshot the cache holds is read. Read in a
     new process, as the CLI reads it: in this one the libraries remember the first read's answers."""
     import json
     import subprocess

@@ -1,6 +1,6 @@
 """A hub dataset of parquet or JSON-lines files that `hf download --repo-type dataset REPO` fetched whole
 into the hub cache, read offline from that snapshot as a mirror is, with the splits, features and rows
-an online load gives (`hub._cached_snapshot`, `SNAPSHOT_KINDS`).
+an online load gives (`hubsnapshot._cached_snapshot`, `SNAPSHOT_KINDS`).
 
 The hub cache is written as `snapshot_download` leaves it (`hub_snapshot_fixtures.cache_snapshot`: the files,
 refs/main and the repo's file list, trees/COMMIT.json); the online load is the simulated hub of
@@ -19,7 +19,8 @@ from tests.eval import hub_snapshot_fixtures
 from tests.eval.hub_snapshot_fixtures import REAL_FACTORY, cache_snapshot, hub_online, local_only
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 
 cache = hub_snapshot_fixtures.cache  # the fixture: an empty hub cache of the test's own, offline
 FEATURES = Features(

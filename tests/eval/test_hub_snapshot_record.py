@@ -14,7 +14,7 @@ import types
 
 from encoderlab import locks
 from encoderlab.eval.tasks import hubcomplete
-from encoderlab.eval.tasks.hub import HubSource
+from encoderlab.eval.tasks.hubsource import HubSource
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

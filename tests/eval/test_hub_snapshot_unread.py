@@ -23,7 +23,8 @@ from tests.eval.hub_snapshot_fixtures import (
 )
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 
 cache = hub_snapshot_fixtures.cache  # the fixture: an empty hub cache of the test's own, offline
 JSON = {"data/train.jsonl": '{"review": "fine"}\n{"review": "bad"}\n'}

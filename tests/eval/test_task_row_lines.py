@@ -15,7 +15,8 @@ from tests.eval.fixtures import write_task_file
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.custom import load_task_files
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hubsource import HubSource
 
 
 def _rows(n: int, prefix: str) -> list[dict]:

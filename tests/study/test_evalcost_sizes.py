@@ -14,7 +14,7 @@ def test_an_encodeval_task_is_counted_as_the_loader_splits_it(name):
     was round(0.95 n): SST-2's 67,349 rows counted 63,982 train, the split gives 63,981)."""
     from datasets import Dataset, DatasetDict
 
-    from encoderlab.eval.tasks.hub import HubSource
+    from encoderlab.eval.tasks.hubsource import HubSource
     from encoderlab.eval.tasks.paper import encodeval_splits
     from encoderlab.study.evalcost import ENCODEVAL_HUB, TASK_SIZES
 

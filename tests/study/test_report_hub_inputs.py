@@ -110,7 +110,7 @@ def test_the_report_names_the_hub_datasets_its_evaluations_read(tmp_path, monkey
 
     from encoderlab.eval.spec import HubRepo
     from encoderlab.eval.tasks import TASKS
-    from encoderlab.eval.tasks.hub import PARQUET_EXPORT
+    from encoderlab.eval.tasks.hubsource import PARQUET_EXPORT
 
     # the fake backend's tasks, registered as reading hub datasets (`Task.hub_repos`)
     glue, bigbio = HubRepo("nyu-mll/glue"), HubRepo("bigbio/blurb", PARQUET_EXPORT)

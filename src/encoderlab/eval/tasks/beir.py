@@ -275,8 +275,8 @@ def _noted(name: str, revision: str | None, folder: Path, *, snapshot: bool) -> 
     """`folder`, the hub id `name`'s mirror or hub cache snapshot, once the commit it holds is noted for the
     evaluation's record (`hubcommits.note_read`, as `load_hub` notes a hub dataset's): a BEIR folder is
     read by this module, not `load_hub`, so its record said "the commit read not recorded"."""
-    from encoderlab.eval.tasks.hub import HubSource
     from encoderlab.eval.tasks.hubcommits import note_read
+    from encoderlab.eval.tasks.hubsource import HubSource
 
     source = HubSource(name, revision=revision)
     note_read(source, name if snapshot else str(folder), str(folder) if snapshot else None, None)

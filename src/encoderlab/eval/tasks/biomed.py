@@ -51,14 +51,9 @@ from dataclasses import replace
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import TaskData
-from encoderlab.eval.tasks.hub import (
-    HubSource,
-    class_names,
-    load_hub,
-    parquet_export,
-    require_columns,
-    require_splits,
-)
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hublayout import class_names, require_columns, require_splits
+from encoderlab.eval.tasks.hubsource import HubSource, parquet_export
 from encoderlab.eval.tasks.paper import load_ner, rows, struct_list
 from encoderlab.eval.tasks.splits import label_index, require_nonempty
 

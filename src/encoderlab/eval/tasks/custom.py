@@ -82,7 +82,7 @@ from encoderlab.eval.tasks.custom_rows import (
     qa_row,
     require_answers,
 )
-from encoderlab.eval.tasks.hub import class_names
+from encoderlab.eval.tasks.hublayout import class_names
 from encoderlab.eval.tasks.localfiles import task_files
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import RowPlaces, check_rows, file_order

@@ -26,8 +26,9 @@ from pathlib import Path
 
 from encoderlab.data.hub import HUB_DATA_ENV, import_datasets, well_formed_hub_id
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.hub import load_hub
 from encoderlab.eval.tasks.hubexport import export_source
+from encoderlab.eval.tasks.hubsource import HubSource
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import composed, cut_size, split_role

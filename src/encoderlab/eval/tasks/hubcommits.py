@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from encoderlab.eval.spec import HubRepo
     from encoderlab.eval.summary import HubRead
-    from encoderlab.eval.tasks.hub import HubSource
+    from encoderlab.eval.tasks.hubsource import HubSource
 
 _READ: dict[tuple[str, str | None], str | None] = {}
 """(repo, pinned revision) -> the commit read in this process (None: not known, or not one)."""

@@ -1,5 +1,5 @@
 """Whether a hub cache snapshot holds every data file of a config, before `hub.load_hub` reads it
-offline as a mirror (`hub._cached_snapshot`): hub.py fetches and reads, this module keeps the records
+offline as a mirror (`hubsnapshot._cached_snapshot`): hubsnapshot.py fetches and finds, this module keeps the records
 and says whether what was fetched is whole.
 
 A snapshot folder cannot tell by itself: it holds the files fetched so far. Two records can: encoderlab's
@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from encoderlab.atomic import write_json_atomic
 from encoderlab.data.hub import refetch_fix
 from encoderlab.errors import UserError
+from encoderlab.eval.tasks.hubsource import HubSource
 from encoderlab.eval.tasks.hubtree import BUILDER_EXTENSIONS, Listed, listed_files, tree_file
 from encoderlab.locks import one_at_a_time
 from encoderlab.paths import home_folder
-
-if TYPE_CHECKING:  # hub.py imports this module: the type only, to avoid a cycle
-    from encoderlab.eval.tasks.hub import HubSource
-
 
 SNAPSHOT_KINDS = tuple(BUILDER_EXTENSIONS)
 """The `datasets` builders whose hub cache snapshot `load_hub` reads offline, as a mirror, once checked

@@ -8,7 +8,7 @@ card: nothing there tells `datasets` the configs. So `load_dataset(repo, name=CO
 refused as "it has configs default, and no config 'CONFIG'", and without a config `datasets`' default
 patterns (`**/train/**`, ...) read every config's split folders as one split: a multi-config export (GLUE's)
 mixed its configs' rows, and their label sets, unsaid. Here the export's files are listed, and the config's
-splits passed as `data_files` (`hub.export_files`: the globs the built-in tasks read an export with), so
+splits passed as `data_files` (`hubsource.export_files`: the globs the built-in tasks read an export with), so
 the config is picked and its split names are the export's own (`validation_matched`, which the default
 patterns would fold into validation with `validation_mismatched`).
 
@@ -26,7 +26,13 @@ from pathlib import Path, PurePosixPath
 from encoderlab.data.hub import HUB_DATA_ENV, dataset_location, import_datasets, is_commit, quiet_hub
 from encoderlab.data.hubdown import HubUnanswered, hub_down
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import CARD_FILES, PARQUET_EXPORT, HubSource, configs_named, parquet_export
+from encoderlab.eval.tasks.hubsource import (
+    CARD_FILES,
+    PARQUET_EXPORT,
+    HubSource,
+    configs_named,
+    parquet_export,
+)
 from encoderlab.words import noun
 
 SHARD = re.compile(r"-\d{5}-of-\d{5}$")

@@ -8,10 +8,8 @@ when a load fails with neither a mirror nor a snapshot read, so that module keep
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # `hub` imports this module to load; the type only
-    from encoderlab.eval.tasks.hub import HubSource
+from encoderlab.eval.tasks.hubsource import HubSource
 
 
 def offline_uncached(datasets, source: HubSource) -> str | None:

@@ -32,15 +32,9 @@ from collections.abc import Iterator, Sequence
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import HubRepo, IRSplit, TaskData
-from encoderlab.eval.tasks.hub import (
-    PARQUET_EXPORT,
-    HubSource,
-    class_names,
-    load_hub,
-    parquet_export,
-    require_columns,
-    require_splits,
-)
+from encoderlab.eval.tasks.hub import load_hub
+from encoderlab.eval.tasks.hublayout import class_names, require_columns, require_splits
+from encoderlab.eval.tasks.hubsource import PARQUET_EXPORT, HubSource, parquet_export
 from encoderlab.eval.tasks.splits import (
     ir_split,
     label_index,

@@ -23,7 +23,7 @@ from encoderlab.eval.spec import (
     TCOptions,
 )
 from encoderlab.eval.tasks import biomed, domain, paper, pocket
-from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, parquet_export
+from encoderlab.eval.tasks.hubsource import PARQUET_EXPORT, HubSource, parquet_export
 
 POCKET_SC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=150)
 POCKET_TC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=None, epochs=1.0)
