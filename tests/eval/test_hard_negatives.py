@@ -29,9 +29,9 @@ from encoderlab.eval.tasks import irpairs
 from encoderlab.eval.tasks.custom import task_from_file
 
 IDS = ["a", "b", "c"]
-"""The positives' texts, their identity in the loss."""
+"""The positives' input keys, their identity in the loss (`heads.input_key` in training)."""
 NEGS = ["x", "y", "z"]
-"""Negatives' texts that no positive has."""
+"""Negatives' keys that no positive has."""
 
 
 def _embeddings(seed: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -57,7 +57,7 @@ def test_hard_negatives_are_candidates_after_the_positives_in_one_cross_entropy(
     q, d, n = _embeddings()
     logits = 20 * q @ torch.cat([d, n]).T  # candidates: positives 0-2, then negatives 3-5
     manual = torch.stack([-torch.log_softmax(logits[i], 0)[i] for i in range(3)]).mean()
-    got = info_nce(q, d, IDS, hard=HardNegatives(n, NEGS), texts=IDS)
+    got = info_nce(q, d, IDS, hard=HardNegatives(n, NEGS), keys=IDS)
     assert torch.allclose(got, manual)
     assert not torch.allclose(got, info_nce(q, d, IDS))  # the negatives count: not the pairs' loss
 
@@ -71,7 +71,7 @@ def test_a_hard_negative_that_is_a_querys_positive_is_masked_for_that_query_only
     manual = torch.stack(
         [-torch.log_softmax(logits[i, keep[i]], 0)[keep[i].index(i)] for i in range(3)]
     ).mean()
-    got = info_nce(q, d, ["a", "b", "a"], hard=HardNegatives(n, ["x", "y", "a"]), texts=["a", "b", "a"])
+    got = info_nce(q, d, ["a", "b", "a"], hard=HardNegatives(n, ["x", "y", "a"]), keys=["a", "b", "a"])
     assert torch.allclose(got, manual)
     assert torch.allclose(got, direct(q, d, n, ["a", "b", "a"], ["x", "y", "a"]))
 
@@ -89,8 +89,8 @@ def test_a_copy_of_a_positive_is_the_same_text_or_the_same_id(ids, texts):
     manual = torch.stack(
         [-torch.log_softmax(logits[i, keep[i]], 0)[keep[i].index(i)] for i in range(3)]
     ).mean()
-    assert torch.allclose(info_nce(q, d, ids, texts=texts), manual)
-    assert not torch.allclose(info_nce(q, d, IDS, texts=IDS), manual)  # no copy: nothing masked
+    assert torch.allclose(info_nce(q, d, ids, keys=texts), manual)
+    assert not torch.allclose(info_nce(q, d, IDS, keys=IDS), manual)  # no copy: nothing masked
 
 
 def test_the_loss_is_sentence_transformers_multiple_negatives_ranking_loss_on_triplets():
@@ -108,7 +108,7 @@ def test_the_loss_is_sentence_transformers_multiple_negatives_ranking_loss_on_tr
     q, d, n = _embeddings()
     st = MultipleNegativesRankingLoss(Given())
     assert torch.allclose(
-        st([{"e": q}, {"e": d}, {"e": n}], None), info_nce(q, d, IDS, hard=HardNegatives(n, NEGS), texts=IDS)
+        st([{"e": q}, {"e": d}, {"e": n}], None), info_nce(q, d, IDS, hard=HardNegatives(n, NEGS), keys=IDS)
     )
     assert torch.allclose(st([{"e": q}, {"e": d}], None), info_nce(q, d, IDS))
 
@@ -116,13 +116,19 @@ def test_the_loss_is_sentence_transformers_multiple_negatives_ranking_loss_on_tr
 # ----------------------------------------------------------------------------- task files
 
 
+def spelled(i: int) -> str:
+    """`i` with its digits as letters (0 -> a, 10 -> ba): the fixture tokenizer knows no digits, so
+    "document about 1" and "document about 2" were one input ([UNK]), a copy of each other in the loss."""
+    return "".join("abcdefghij"[int(c)] for c in str(i))
+
+
 def _rows(n: int, negative: str | None = "hard") -> list[dict]:
     """`n` training rows; row 1's negative is row 0's document (a copy of a positive); `negative`: the
     column holding them (None: no column)."""
-    rows = [{"query": f"query about {i}", "document": f"document about {i}"} for i in range(n)]
+    rows = [{"query": f"query about {i}", "document": f"document about {spelled(i)}"} for i in range(n)]
     if negative:
         for i, r in enumerate(rows):
-            r[negative] = "document about 0" if i == 1 else f"unrelated passage {i}"
+            r[negative] = rows[0]["document"] if i == 1 else f"unrelated passage {spelled(i)}"
     return rows
 
 
@@ -152,16 +158,17 @@ def test_a_task_files_negative_column_is_trained_on_and_scoring_is_unchanged(tmp
 
     prepared = prepare(task, tokenizer, data)
     module = Retrieval.build(task, model)
-    micro = sorted(prepared.train, key=lambda f: f["document_text"])[:4]  # documents 0, 1, 10, 11
+    rows_at = sorted(range(len(data.train)), key=lambda i: data.train[i]["document"])[:4]  # docs 0, 1, 10, 11
+    micro = [prepared.train[i] for i in rows_at]
     with torch.no_grad():
         got = Retrieval.loss(module, micro)
         pairs_only = Retrieval.loss(
-            module, [{k: f[k] for k in ("query", "doc", "doc_id", "document_text")} for f in micro]
+            module, [{k: f[k] for k in ("query", "doc", "doc_id", "doc_key")} for f in micro]
         )
         queries, docs, negatives = (
             module(*model_inputs(module, [f[k] for f in micro])) for k in ("query", "doc", "negative")
         )
-    positives, hard = [f["document_text"] for f in micro], [f["negative_text"] for f in micro]
+    positives, hard = [f["doc_key"] for f in micro], [f["negative_key"] for f in micro]
     assert [(i, j) for i, p in enumerate(positives) for j, h in enumerate(hard) if p == h] == [(0, 1)]
     manual = direct(queries, docs, negatives, positives, hard)  # row 1's negative masked for query 0
     assert torch.allclose(got, manual) and not torch.allclose(got, pairs_only)
@@ -301,7 +308,8 @@ def test_a_copy_of_a_positive_under_another_doc_id_is_masked_as_a_copy(tmp_path,
     Before, in-batch copies were told by id and negatives by text, so this copy stayed a negative whose logit
     is the positive's, a term no training lowers."""
     rows = [
-        {"query": f"query about {i}", "document": f"document about {i}", "doc_id": f"D{i}"} for i in range(30)
+        {"query": f"query about {i}", "document": f"document about {spelled(i)}", "doc_id": f"D{i}"}
+        for i in range(30)
     ]
     rows[1]["document"] = rows[0]["document"]
     task = task_from_file(_task_file(tmp_path, rows))

@@ -41,6 +41,7 @@ from encoderlab.eval.heads import (
     SpanExtractor,
     TokenClassifier,
     info_nce,
+    input_key,
 )
 from encoderlab.eval.metrics import (
     CONLLEVAL_SETTINGS,
@@ -397,13 +398,13 @@ class Retrieval:
         q = texts(task.options.query_prefix, [p["query"] for p in data.train])
         d = texts(task.options.document_prefix, [p["document"] for p in data.train])
         train = [
-            {"query": a, "doc": b, "doc_id": p["doc_id"], "document_text": p["document"]}
+            {"query": a, "doc": b, "doc_id": p["doc_id"], "doc_key": input_key(b)}
             for a, b, p in zip(q, d, data.train)
-        ]  # a copy of a positive is the same id or the same text (`heads.info_nce`)
+        ]  # a copy of a positive is the same id or the same input, as truncated (`heads.info_nce`)
         if data.train and NEGATIVE in data.train[0]:  # triplets, one in every row (`ir_negatives`)
             n = texts(task.options.document_prefix, [p[NEGATIVE] for p in data.train])
-            for f, neg, p in zip(train, n, data.train):
-                f.update({NEGATIVE: neg, "negative_text": p[NEGATIVE]})
+            for f, neg in zip(train, n):
+                f.update({NEGATIVE: neg, "negative_key": input_key(neg)})
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
@@ -417,9 +418,9 @@ class Retrieval:
         hard = None
         if NEGATIVE in micro[0]:
             embedded = module(*model_inputs(module, [f[NEGATIVE] for f in micro]))
-            hard = HardNegatives(embedded, [f["negative_text"] for f in micro])
-        ids, texts = [f["doc_id"] for f in micro], [f["document_text"] for f in micro]
-        return info_nce(queries, docs, ids, hard=hard, texts=texts)
+            hard = HardNegatives(embedded, [f["negative_key"] for f in micro])
+        ids, keys = [f["doc_id"] for f in micro], [f["doc_key"] for f in micro]
+        return info_nce(queries, docs, ids, hard=hard, keys=keys)
 
     @staticmethod
     def predict(task: Task, module: nn.Module, split: dict) -> list[dict]:

@@ -22,7 +22,7 @@ as an encoder); `attention_mode="causal"` is kept for probing decoders as decode
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -187,15 +187,48 @@ class BiEncoder(_Head):
         return F.normalize(self.pool(self.hidden(input_ids, mask, segment_ids), mask).float(), dim=-1)
 
 
+def input_key(ids: Sequence[int]) -> int:
+    """The identity of one model input in `info_nce`'s masks: a hash of its token ids as fed (truncated to
+    the task's `max_length`). Two texts that differ only past the cut are one input, which the model cannot
+    tell apart; the text was the identity before, so such a pair stayed a negative of itself.
+
+    Why a hash, not the ids or the text: comparing keys is one int per pair of rows, where comparing id
+    lists costs up to `max_length` per pair and keeping a tuple per row a second copy of the data. Same text
+    gives the same ids (one tokenizer, one prefix), so the key subsumes the text. Cost: two inputs whose ids
+    differ but whose 64-bit hashes collide would be masked as copies, a pair in about 2**64, and then only
+    one candidate fewer for a step. Python's hash of a tuple of ints is not salted (`PYTHONHASHSEED` salts
+    str and bytes), so keys agree across processes too."""
+    return hash(tuple(ids))
+
+
 @dataclass(frozen=True)
 class HardNegatives:
     """A batch's hard-negative documents (a triplet file's `negative` column) for `info_nce`."""
 
     embeddings: torch.Tensor
     """(N, H): one negative per training row, L2-normalised as the documents are."""
-    texts: list[str]
-    """Each negative's text, its identity (`info_nce`): one that is query i's own positive is masked for
-    query i instead of pushed away."""
+    keys: Sequence[Hashable]
+    """Each negative's input identity (`input_key` in training): one that is query i's own positive as the model reads
+    it is masked for query i instead of pushed away."""
+
+
+def copy_mask(
+    doc_ids: Sequence[str], keys: Sequence[Hashable] | None, hard_keys: Sequence[Hashable] | None = None
+) -> torch.Tensor:
+    """(B, B [+ N]) bool: True where candidate j is a copy of query i's positive and so masked for it, not
+    pushed away (`info_nce`): another positive of the same `doc_ids` entry or the same input (`keys`, by
+    `input_key`), then a hard negative of the same input (`hard_keys`). A query's own positive is never
+    masked. `keys` None: ids alone (a caller with no inputs to compare)."""
+    given = keys if keys is not None else [None] * len(doc_ids)
+    rows = list(zip(doc_ids, given))  # (id, key) of each positive; a key of None matches nothing
+    same = [[pid == did or (pk is not None and pk == dk) for did, dk in rows] for pid, pk in rows]
+    if hard_keys is not None:
+        if keys is None:
+            raise ValueError("copy_mask: hard negatives are told from the positives by input; pass keys")
+        same = [row + [k == n for n in hard_keys] for row, k in zip(same, keys)]
+    mask = torch.tensor(same, dtype=torch.bool)
+    mask[:, : len(doc_ids)].fill_diagonal_(False)
+    return mask
 
 
 def info_nce(
@@ -204,34 +237,28 @@ def info_nce(
     doc_ids: list[str],
     scale: float = 20.0,
     hard: HardNegatives | None = None,
-    texts: list[str] | None = None,
+    keys: Sequence[Hashable] | None = None,
 ) -> torch.Tensor:
     """In-batch-negative contrastive loss (SentenceTransformers' MultipleNegativesRankingLoss).
 
-    Row i's positive is document i (id `doc_ids[i]`, text `texts[i]`); every other document in the batch is
-    a negative, except copies of the positive (the same passage answers several questions), which are
-    masked out instead of being pushed away. `scale` multiplies cosine similarities (ST's default 20). With
-    `hard` (which needs `texts`), every query's candidates are all the batch's positives, then all its hard
-    negatives (ST's triplets: `cat(positives, negatives)`), a negative that is query i's positive masked for
-    it.
+    Row i's positive is document i (id `doc_ids[i]`, input `keys[i]`, `input_key`); every other document in
+    the batch is a negative, except copies of the positive (the same passage answers several questions),
+    which are masked out instead of being pushed away (`copy_mask`). `scale` multiplies cosine similarities
+    (ST's default 20). With `hard` (which needs `keys`), every query's candidates are all the batch's
+    positives, then all its hard negatives (ST's triplets: `cat(positives, negatives)`), a negative that is
+    query i's positive masked for it.
 
     A copy is what the retrieval evaluation takes for the same document, the same id, or what the model
-    cannot tell from it, the same text: a copy under another id embeds as the positive does, so it could not
-    be pushed away (its logit is the positive's, a term no training lowers). A hard negative has no id, so
-    its text decides; a task file never gives one id to two texts (`custom_rows.SplitIds`), so there the
-    text decides alone. SentenceTransformers masks nothing (`compute_loss_from_embeddings`); its guard
-    against such copies, `BatchSamplers.NO_DUPLICATES`, compares the rows' texts and keeps them out of a batch.
+    cannot tell from it, the same input: the same token ids after truncation to the task's `max_length`
+    (the same text, or two texts that differ only past the cut). A copy under another id embeds as the
+    positive does, so it could not be pushed away (its logit is the positive's, a term no training lowers).
+    A hard negative has no id, so its input decides; a task file never gives one id to two texts
+    (`custom_rows.SplitIds`), so there the input decides alone. SentenceTransformers masks nothing
+    (`compute_loss_from_embeddings`); its guard against such copies, `BatchSamplers.NO_DUPLICATES`, compares
+    the rows' texts and keeps them out of a batch (two texts equal only up to the cut pass it).
     """
     candidates = documents if hard is None else torch.cat([documents, hard.embeddings])
     logits = scale * queries @ candidates.T
-    given = texts if texts is not None else [None] * len(doc_ids)
-    rows = list(zip(doc_ids, given))  # (id, text) of each positive; a text of None matches nothing
-    same = [[pid == did or (pt is not None and pt == dt) for did, dt in rows] for pid, pt in rows]
-    if hard is not None:
-        if texts is None:
-            raise ValueError("info_nce: hard negatives are told from the positives by text; pass texts")
-        same = [row + [t == n for n in hard.texts] for row, t in zip(same, texts)]
-    mask = torch.tensor(same, device=logits.device)
-    mask[:, : len(doc_ids)].fill_diagonal_(False)
+    mask = copy_mask(doc_ids, keys, None if hard is None else hard.keys).to(logits.device)
     logits = logits.masked_fill(mask, float("-inf"))
     return F.cross_entropy(logits, torch.arange(len(doc_ids), device=logits.device))

@@ -155,9 +155,9 @@ NEGATIVE_ID = "negative_id"
 
 def refuse_negative_ids(found: dict, places: dict[str, RowPlaces], where: str) -> None:
     """Refuse an IR split with a `negative_id` column. Its name says it would be read as `doc_id` is, but a
-    hard negative is told from a query's positive by its text, as an in-batch copy is (`heads.info_nce`:
-    the model reads texts, so one text under two ids embeds as one, and one id never names two texts), so
-    an id could mask nothing more; the column was dropped without a word."""
+    hard negative is told from a query's positive by its input (its text as truncated), as an in-batch copy
+    is (`heads.info_nce`: the model reads texts, so one text under two ids embeds as one, and one id never
+    names two texts), so an id could mask nothing more; the column was dropped without a word."""
     for split, part in found.items():
         if NEGATIVE_ID in part.column_names:
             raise UserError(

@@ -202,7 +202,7 @@ def ir_negatives(split_rows: list[dict], at: RowWhere, order: Sequence[int]) -> 
 
 def ir_pairs(split_rows: list[dict], at: RowWhere, order: Sequence[int]) -> list[dict]:
     """Training pairs {query, document, doc_id} (the id is kept in the data and its hash; the loss tells
-    copies of a positive by text, `heads.info_nce`), and each
+    copies of a positive by their input as truncated, `heads.info_nce`), and each
     row's `negative` where the split has that column (the key only then: other tasks' data hash stays)."""
     pairs = [
         {"query": q, "document": d, "doc_id": did} for _, q, did, d in ir_rows(split_rows, "train", at, order)
