@@ -252,7 +252,7 @@ GOLDEN = {
         },
         "qa tagger, v2": {"position_f1": 13.628571, "exact_positions": 0.0},
     },
-    ("ir", 0): {
+    ("ir", 1): {
         "ir": {"ndcg@10": 66.183044, "recall@10": 100.0, "recall@100": 100.0, "ndcg@10_retrieved": 64.627388},
     },
 }

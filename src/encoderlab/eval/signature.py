@@ -71,7 +71,7 @@ SCORING_VERSIONS: dict[str, int] = {
     "tc words: text": 1,
     "tc words: split": 0,
     "qa": 1,
-    "ir": 0,
+    "ir": 1,
 }
 """The version of each scoring path's code (`scoring_path`), in the signature of its tasks when above 0.
 Bump a path's version when its encoding, decoding or metric code changes what a score is, so cached
@@ -81,6 +81,10 @@ scores made by the old code are not reused. Bumps:
   scores cached before that, under the same signature, are not reused.
 - `qa` 1 (2026-12-06): validation and test questions keep every gold answer, those whose span does not
   match the context included (`tasks.splits.qa_example`, since efa158b, 2026-12-02); QA scores cached
+  before that, under the same signature, are not reused.
+- `ir` 1 (2026-12-07): fine-tuning masks a query's in-batch copies of its positive and hard negatives by
+  the token ids fed, after truncation (`heads.input_key`; by doc id only before 2026-12-06): a batch holding
+  two documents equal up to `max_length` trained them apart as negatives of themselves. IR scores cached
   before that, under the same signature, are not reused."""
 
 
