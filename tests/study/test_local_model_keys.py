@@ -164,33 +164,3 @@ def test_the_key_covers_the_tokenizer_files_its_class_reads_as_a_start_records_t
     assert before == init_identity(ModelSpec(init=str(folder)))  # one identity of one folder
     edit_luke(folder)
     assert model_identity(str(folder)) != before  # was the same key
-
-
-def test_a_finished_run_folder_s_key_is_the_identity_its_continuing_trainer_records(tmp_path):
-    """A study keys a run folder by its `final/` (what an eval of it loads), a run continuing it records the
-    files of its last checkpoint's `model/` (what the trainer loads: `build.start_source`); a pretraining
-    node compares the two once the trainer has loaded it (`localmodels.check_loaded`), so they must be one
-    identity of one model. They are: both folders are written by `save_model_folder` at the run's last step."""
-    from tests.train.helpers import save_tiny_encoder, tiny_run
-
-    from encoderlab.objectives import MLM
-    from encoderlab.study.localmodels import read_model
-    from encoderlab.train import ModelSpec, Phase, pretrain
-    from encoderlab.train.build import init_identity, start_source
-
-    init = save_tiny_encoder(tmp_path / "init", seed=0)
-    run = Path(tmp_path / "run")  # 3 steps, checkpoints at step 2 and at the last
-    pretrain(
-        tiny_run(
-            run, phases=(Phase(objective=MLM(mask_ratio=0.3), steps=3),), model=ModelSpec(init=str(init))
-        )
-    )
-    spec = ModelSpec(init=str(run))
-    keyed = read_model(str(run))
-    assert (
-        keyed.folder == run / "final"
-        and start_source(str(run)) == run / "checkpoints" / "step_0000003" / "model"
-    )
-    assert keyed.identity == init_identity(spec)  # one identity of one model
-    (run / "final" / "model.safetensors").write_bytes((init / "model.safetensors").read_bytes())
-    assert read_model(str(run)).identity != init_identity(spec)  # what the node's check would refuse

@@ -120,20 +120,20 @@ def _recorded_models(nodes: list[Node], backend: Backend) -> Backend:
     `PretrainNode.init_files`, of nodes reading that very path): its finished nodes keep their keys (and the
     nodes downstream of a continued one theirs), and one still to run is refused by the start checks, which
     look for the folder (`checks.check_inputs`). Only asked when such a folder is gone (`_gone_starts`)."""
-    recorded: dict[str, str] = {}
+    recorded: dict[bool, dict[str, str]] = {False: {}, True: {}}  # by whether continued (`start`)
     for node in nodes:
         if node.kind == "eval" and (files := node.config.get("source_files")):
-            recorded[node.config["source"]] = files
+            recorded[False][node.config["source"]] = files
         elif node.kind == "pretrain" and (files := node.config.get("init_files")):
-            recorded[node.config["run"]["model"]["init"]] = files
+            recorded[True][node.config["run"]["model"]["init"]] = files
         elif node.kind == "cka":
             cka = CkaNode.of(node)
-            recorded |= {cka.sources[m]: files for m, files in cka.source_files.items()}
-    if not recorded:
+            recorded[False] |= {cka.sources[m]: files for m, files in cka.source_files.items()}
+    if not any(recorded.values()):
         return backend
     identity = backend.model_identity
     return dataclasses.replace(
-        backend, model_identity=lambda source: identity(source) or recorded.get(source)
+        backend, model_identity=lambda source, start: identity(source, start) or recorded[start].get(source)
     )
 
 

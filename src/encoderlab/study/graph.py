@@ -111,14 +111,16 @@ class Backend:
     """Those sets as the prepare key holds them: the named sets, the digest of the texts of those read by
     evaluation (a study's own task files' test splits: their content keys the node, not their path) and each
     file's own digest, read once (`needs.keyed_sets`)."""
-    model_identity: Callable[[str], str | None] = lambda source: None
-    """A start model evaluated as is or continued -> the identity of the files its load reads when it is a
-    folder on this machine (`needs.model_identity`), which keys its eval and CKA nodes, or the pretraining node
-    continuing it, instead of its path; None: keyed by the name."""
-    model_files: Callable[[str, str], dict[str, str]] = lambda source, identity: {}
-    """(that start model, its identity just read) -> {file: sha256} of the files the identity digests
-    (`localmodels.model_files`; {}: not known), handed to the nodes reading it beside their key (`Node.aside`), so
-    a node refusing the folder changed since names the files that changed (`localmodels.check_model`)."""
+    model_identity: Callable[[str, bool], str | None] = lambda source, start: None
+    """(a start model evaluated as is or continued, whether continued) -> the identity of the files its load
+    reads when it is a folder on this machine (`needs.model_identity`: a finished run folder's `final/` as is,
+    its last checkpoint's `model/` continued, as the trainer loads it), which keys its eval and CKA nodes, or the
+    pretraining node continuing it, instead of its path; None: keyed by the name."""
+    model_files: Callable[[str, str, bool], dict[str, str]] = lambda source, identity, start: {}
+    """(that start model, its identity just read, whether continued) -> {file: sha256} of the files the identity
+    digests (`localmodels.model_files`; {}: not known), handed to the nodes reading it beside their key
+    (`Node.aside`), so a node refusing the folder changed since names the files that changed
+    (`localmodels.check_model`)."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -347,9 +349,11 @@ def _build_graph(
     graph = prepare_graph(spec, backend, recorded, keyed)
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
     trained = pretraining(spec) if trained is None else trained
-    starts = [p.config.model.init if p.config else p.run.init for p in trained]  # as is, or continued
-    files = _source_files(spec, backend, starts) if keyed else {}
-    parts = {s: backend.model_files(s, i) for s, i in files.items() if i}  # named by a node refusing a change
+    # evaluated as is, and continued: a run folder is read as each load reads it (its `final/`, its checkpoint)
+    as_is = [p.run.init for p in trained if p.config is None]
+    files, parts = _source_files(spec, backend, as_is, keyed, start=False)
+    continued = [p.config.model.init for p in trained if p.config]
+    inits, init_parts = _source_files(spec, backend, continued, keyed)
     for p in trained:
         if p.config is None:
             models[p.model] = (p.run, None, p.run.init)
@@ -360,8 +364,8 @@ def _build_graph(
             branch = BranchFrom(node=f"pretrain/{p.branch.base}", step=p.branch.step)
             deps.append(branch.node)
         init = p.config.model.init or ""
-        node = pretrain_config(p.config, branch, files.get(init))
-        aside = {"source_files": parts[init]} if init in parts else None
+        node = pretrain_config(p.config, branch, inits.get(init))
+        aside = {"source_files": init_parts[init]} if init in init_parts else None
         graph.add("pretrain", f"pretrain/{p.model}", node.data(), tuple(deps), aside, node.key_data())
         models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
@@ -382,14 +386,19 @@ def _build_graph(
     return graph
 
 
-def _source_files(spec: StudySpec, backend: Backend, starts: list[str | None]) -> dict[str, str | None]:
-    """{start model evaluated as is or continued: the identity of its files (`Backend.model_identity`)}, each
-    read once; another run of the study (`resolve.INIT_PLACEHOLDER`) is none."""
-    sources = dict.fromkeys(s for s in starts if s and s != INIT_PLACEHOLDER)
+def _source_files(
+    spec: StudySpec, backend: Backend, starts: list[str | None], keyed: bool, start: bool = True
+) -> tuple[dict[str, str | None], dict[str, dict[str, str]]]:
+    """{start model evaluated as is (`start` False) or continued: the identity of its files
+    (`Backend.model_identity`)}, each read once, and {such a model: the digests of those files}, which a node
+    refusing a change names (`Backend.model_files`); another run of the study (`resolve.INIT_PLACEHOLDER`) is
+    none; `keyed` False (nodes without keys): none read."""
+    sources = dict.fromkeys(s for s in starts if keyed and s and s != INIT_PLACEHOLDER)
     try:
-        return {source: backend.model_identity(source) for source in sources}
+        files = {source: backend.model_identity(source, start) for source in sources}
     except UserError as exc:
         raise UserError(f"study {spec.name}: {exc}") from None
+    return files, {s: backend.model_files(s, i, start) for s, i in files.items() if i}
 
 
 def report_config(spec: StudySpec) -> dict:

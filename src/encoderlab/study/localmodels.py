@@ -1,7 +1,12 @@
 """A local model folder as a study reads it: its identity, remembered for the process, and each node's recheck.
 
 An eval or CKA node of a model folder evaluated as is, and a pretraining node continuing one, are keyed by the
-identity of the files the load reads (`readfiles.files_identity`), hashed when the graph is built. A study runs
+identity of the files the load reads (`readfiles.files_identity`), hashed when the graph is built: an eval's
+load of a finished run folder reads its `final/`, a training start its last checkpoint's `model/`
+(`train.start.start_model_folder`, the files the trainer records), so a folder read both ways is two reads
+(`read_model`'s `start`); one save writes both, and a hand edit of one of them moves the key of the node that
+reads it and of no other (a continued run was keyed by `final/`, and an edit of either was refused as a
+change by the check after the trainer's load, which compares the checkpoint's files with the key). A study runs
 for hours; a folder replaced in between (the user retrains into it) was loaded by the node all the same and
 scored under the old key, its record's fingerprint the only trace. So the node reads the identity again just
 before it loads the folder (`check_model`) and refuses a mismatch in one line naming the folder, the files that
@@ -47,7 +52,7 @@ class ModelRead:
     """One read of a local model folder: the identity a node's key holds, its parts and the stats it was of."""
 
     folder: Path
-    """The folder the load reads (`hub.own_model_folder` of the one named, else that one)."""
+    """The folder the load reads (`read_model`: an evaluation's or a training start's of the one named)."""
     identity: str
     """`readfiles.files_identity` of the files the load reads."""
     files: dict[str, str]
@@ -56,9 +61,10 @@ class ModelRead:
     """The stat identity of every file under `folder`, taken before the bytes were read (`_tree_stats`)."""
 
 
-_READS: dict[str, ModelRead] = {}
-"""The last read of each model folder by the real path of the folder named (a run's, or the model's own): the graph's, then each node's recheck, which reuses it
-while `_tree_stats` is unchanged. One entry a folder, never pruned (a study names a few)."""
+_READS: dict[tuple[str, bool], ModelRead] = {}
+"""The last read of each model folder by the real path of the folder named (a run's, or the model's own) and
+whether a start reads it (`read_model`): the graph's, then each node's recheck, which reuses it while
+`_tree_stats` is unchanged. One entry a folder and way, never pruned (a study names a few)."""
 
 
 def _tree_stats(folder: Path) -> tuple:
@@ -85,18 +91,20 @@ def _tree_stats(folder: Path) -> tuple:
     return tuple(keys)
 
 
-def read_model(source: str) -> ModelRead | None:
+def read_model(source: str, start: bool = False) -> ModelRead | None:
     """The read of `source` when it is a folder on this machine (None: an asset name or a hub id, or nothing
-    there): remembered while no file under the folder moved, else read again (`needs.model_identity` says
-    which folder and which files)."""
+    there), as an evaluation loads it (`hub.own_model_folder`: a run folder's `final/`) or, `start`, as a
+    training start from it does (`train.start.start_model_folder`: its last checkpoint's `model/`): remembered
+    while no file under the folder read moved, else read again (`needs.model_identity` says which files)."""
     folder = Path(source).expanduser()
     if not folder.is_dir():
         return None
     from encoderlab.model.hub import own_model_folder
     from encoderlab.model.readfiles import file_digests, folder_tokenizer, identity_of, read_files
+    from encoderlab.train.start import start_model_folder
 
-    real = os.path.realpath(folder)
-    folder = own_model_folder(folder) or folder
+    real = (os.path.realpath(folder), start)
+    folder = start_model_folder(str(folder)) if start else own_model_folder(folder) or folder
     stats = _tree_stats(folder)
     known = _READS.get(real)
     if known is not None and known.stats == stats and known.folder == folder:
@@ -107,22 +115,28 @@ def read_model(source: str) -> ModelRead | None:
     return _READS[real]
 
 
-def model_files(source: str, identity: str) -> dict[str, str]:
-    """The file digests of the last read of `source` when they make `identity` (the graph's read, just made),
-    else {} (not read in this process, or read since as other files): handed to its nodes beside their key."""
-    read = _READS.get(os.path.realpath(Path(source).expanduser()))
+def model_files(source: str, identity: str, start: bool = False) -> dict[str, str]:
+    """The file digests of the last read of `source` (`start`: as `read_model`'s) when they make `identity` (the
+    graph's read, just made), else {} (not read in this process, or read since as other files): handed to its
+    nodes beside their key."""
+    read = _READS.get((os.path.realpath(Path(source).expanduser()), start))
     return dict(read.files) if read is not None and read.identity == identity else {}
 
 
 def check_model(
-    source: str, keyed: str, files: Mapping[str, str], study_dir: Path, loaded: str | None = None
+    source: str,
+    keyed: str,
+    files: Mapping[str, str],
+    study_dir: Path,
+    loaded: str | None = None,
+    start: bool = False,
 ) -> None:
     """Refuse to load `source` unless it still holds the files whose identity `keyed` the node's key holds;
     `files`: their digests as the graph read them (`model_files`; {} when not known), to name those that
     changed; `loaded`: the identity of what a load read already (`check_loaded`; None: not known), another
-    than `keyed` refused even where the folder holds the keyed files again. One line, naming the folder, the
-    files and the fix; nothing is written."""
-    now = read_model(source)
+    than `keyed` refused even where the folder holds the keyed files again; `start`: a training start loads
+    it (`read_model`). One line, naming the folder, the files and the fix; nothing is written."""
+    now = read_model(source, start)
     if now is not None and now.identity == keyed and loaded in (None, keyed):
         return
     again = f"run `encoderlab study run {typed(study_dir)}` again"
@@ -142,18 +156,23 @@ def check_model(
 
 
 def recheck(
-    ctx: NodeContext, source: str, keyed: str | None, model: str | None = None, loaded: str | None = None
+    ctx: NodeContext,
+    source: str,
+    keyed: str | None,
+    model: str | None = None,
+    loaded: str | None = None,
+    start: bool = False,
 ) -> None:
     """`check_model` for the node of `ctx` about to load `source` (`model`: a CKA node's id of it; `loaded`:
-    the identity of what it loaded, `check_loaded`), whose key holds `keyed` (None: a name, not a local
-    folder: nothing to check); refused, the node's folder goes again when the node wrote nothing into it, so
-    a rerun lists no folder of an earlier version."""
+    the identity of what it loaded, `check_loaded`; `start`: a pretraining node's start), whose key holds
+    `keyed` (None: a name, not a local folder: nothing to check); refused, the node's folder goes again when
+    the node wrote nothing into it, so a rerun lists no folder of an earlier version."""
     if keyed is None:
         return
     parts = ctx.node.aside.get("source_files", {})
     files = parts.get(model, {}) if model is not None else parts
     try:
-        check_model(source, keyed, files, ctx.study_dir, loaded)
+        check_model(source, keyed, files, ctx.study_dir, loaded, start)
     except UserError:
         with contextlib.suppress(OSError):  # not empty: a pretraining node's partial run, kept
             ctx.out_dir.rmdir()
@@ -179,6 +198,6 @@ def check_loaded(ctx: NodeContext, source: str, keyed: str | None) -> Callable[[
     def check(trainer: Trainer, stop: int) -> None:
         loaded = trainer.start_model_identity() if keyed is not None else None
         if loaded is not None and loaded != keyed:
-            recheck(ctx, source, keyed, loaded=loaded)
+            recheck(ctx, source, keyed, loaded=loaded, start=True)
 
     return check

@@ -169,9 +169,11 @@ def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
     return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
 
 
-def model_identity(source: str) -> str | None:
+def model_identity(source: str, start: bool = False) -> str | None:
     """The identity of the files a load of `source` reads (`readfiles.files_identity` of the folder
-    `hub.own_model_folder` finds, else the Hugging Face folder itself) when it is a folder on this machine, which
+    `hub.own_model_folder` finds, else the Hugging Face folder itself; `start`: the folder a training start from
+    it reads, `train.start.start_model_folder`, a finished run folder's last checkpoint's `model/` where an
+    evaluation reads its `final/`) when it is a folder on this machine, which
     an eval or CKA node evaluating it as is, or a pretraining node continuing it, is keyed by instead of its path
     (`EvalNode.source_files`, `PretrainNode.init_files`); None for
     an asset name or a hub id, which name their model wherever it lies (a hub id's commit: `startcommits.py`).
@@ -185,5 +187,5 @@ def model_identity(source: str) -> str | None:
     (`localmodels.read_model`: each node that loads the folder asks again, `localmodels.check_model`)."""
     from encoderlab.study.localmodels import read_model
 
-    read = read_model(source)  # remembered for the process while the folder's files keep their stats
+    read = read_model(source, start)  # remembered for the process while the folder's files keep their stats
     return read.identity if read is not None else None

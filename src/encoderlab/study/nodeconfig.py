@@ -99,8 +99,9 @@ class PretrainNode:
     branch: BranchFrom | None = None
     """Where the run starts from another run's checkpoint instead of step 0 (None: it does not)."""
     init_files: str | None = None
-    """For a `run.model.init` that is a folder on this machine, the identity of the files its load reads
-    (`needs.model_identity`, as `EvalNode.source_files`), which the key holds in place of the path; None: an
+    """For a `run.model.init` that is a folder on this machine, the identity of the files the trainer's load
+    reads (`needs.model_identity` with `start`: a finished run folder's last checkpoint's `model/`, where
+    `EvalNode.source_files` is of its `final/`), which the key holds in place of the path; None: an
     asset, a hub id, another run of the study, or none. Absent from the data when None: other nodes keep
     their keys."""
 

@@ -259,7 +259,7 @@ def run_pretrain(ctx: NodeContext) -> dict:
 
     node = PretrainNode.of(ctx.node)
     run, branch = node.run, node.branch
-    recheck(ctx, run.model.init or "", node.init_files)  # the start folder still holds the files keyed
+    recheck(ctx, run.model.init or "", node.init_files, start=True)  # the start still holds the files keyed
     deps = [ctx.inputs[d] for d in ctx.node.deps]
     data = next(d for d in deps if d.node.kind == "prepare")
     # the run it continues; a branch's base is a dependency too, but the branch resumes its checkpoint

@@ -22,7 +22,13 @@ from encoderlab.model.hub import ModelFiles, check_compatible, load_pretrained
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.paths import typed
 from encoderlab.train.config import DataConfig, ModelSpec
-from encoderlab.train.start import scratch_positions, start_checkpoint, start_positions
+from encoderlab.train.start import (
+    scratch_positions,
+    start_checkpoint,
+    start_model_folder,
+    start_positions,
+    start_source,
+)
 
 
 def build_source(data: DataConfig, layout: BatchLayout, meta: dict | None = None) -> BatchSource:
@@ -122,11 +128,9 @@ def init_identity(
     the tokenizer the start's load read of that folder, whose class names its files; else it is read here."""
     if not model.init or not Path(model.init).is_dir():
         return None
-    from encoderlab.model.hub import own_model_folder
     from encoderlab.model.readfiles import files_identity, read_files
 
-    source = start_source(model.init)
-    folder = own_model_folder(source) or source  # the folder the load reads (a Hugging Face one: `source`)
+    folder = start_model_folder(model.init)
     if version == 1:
         hashed = sorted(f for f in folder.iterdir() if f.is_file())
     else:
@@ -222,12 +226,6 @@ def data_tokenizer(data: DataConfig):
     from encoderlab.data.tokenizer import load_tokenizer
 
     return load_tokenizer(str(folder))
-
-
-def start_source(init: str) -> Path:
-    """The model an `init` start loads: a checkpoint's (`start.start_checkpoint`) `model/` folder, else `init`."""
-    found = start_checkpoint(init)
-    return found / "model" if found is not None else Path(init)
 
 
 def build_model(

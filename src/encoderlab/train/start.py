@@ -55,6 +55,24 @@ def start_checkpoint(init: str) -> Path | None:
     return find_checkpoint(source)
 
 
+def start_source(init: str) -> Path:
+    """The model an `init` start loads: a checkpoint's (`start_checkpoint`) `model/` folder, else `init`."""
+    found = start_checkpoint(init)
+    return found / "model" if found is not None else Path(init)
+
+
+def start_model_folder(init: str) -> Path:
+    """The folder whose files a start from the folder `init` reads (`start_source`: a finished run folder's last
+    checkpoint's `model/`, not its `final/`; else `hub.own_model_folder` of it, or `init` itself, a Hugging
+    Face folder). One resolution for the identity a run records of its start model (`build.init_identity`) and
+    the key of a study's pretraining node continuing it (`study.localmodels.read_model`): the key named the
+    run's `final/` while the trainer loaded the checkpoint, so an edit of one alone was refused as a change."""
+    from encoderlab.model.hub import own_model_folder  # torch: imported by a start, not by a plan
+
+    source = start_source(init)
+    return own_model_folder(source) or source
+
+
 def start_positions(init: str, fetch: bool = False) -> int | None:
     """The start model's position limit from its config alone (`model.sources.max_positions`; `fetch`: a
     hub id's configs downloaded if not on this machine), None when the config is not on this machine."""
