@@ -163,3 +163,25 @@ def train_only_task(tmp_path: Path, n: int, **data) -> Path:
         write_csv(tmp_path / f"{split}.csv", rows)
     spec = {"name": "reviews", "family": "sc", "columns": {"text": "sentence", "label": "polarity"}}
     return write_task_file(tmp_path, **spec, data={"train": "train.csv", **data})
+
+
+def qa_offset_rows(n: int, off: set[int]) -> list[dict]:
+    """SQuAD-style rows; the answer_start of the rows in `off` points one character early."""
+    rows = []
+    for i in range(n):
+        city = ("Paris", "Lyon", "Rome", "Oslo")[i % 4]
+        context = f"Note {i}: person {i} lives in {city} and works there."
+        start = context.index(city) - (1 if i in off else 0)
+        rows.append({"question": f"Where does person {i} live?", "context": context,
+                     "answers": {"text": [city], "answer_start": [start]}})  # fmt: skip
+    return rows
+
+
+def qa_offset_task(folder: Path, off: set[int], file: str = "task.yaml") -> Path:
+    """A QA task file `where` (one fine-tuning step) whose training rows in `off` (of 40) have their
+    `answer_start` one character early (`qa_offset_rows`), so fine-tuning skips those answers."""
+    data = {"train": write_jsonl(folder / "train.jsonl", qa_offset_rows(40, off)),
+            "validation": write_jsonl(folder / "dev.jsonl", qa_offset_rows(6, set())),
+            "test": write_jsonl(folder / "test.jsonl", qa_offset_rows(10, set())[::-1])}  # fmt: skip
+    return write_task_file(folder, file, name="where", family="qa", data=data, allow_overlap=True, max_length=128, options={"stride": 32},
+                           finetune={"max_steps": 1, "batch_size": 2, "micro_batch_size": 2})  # fmt: skip

@@ -8,45 +8,43 @@ trained on part of its questions without a word. The note is now said by both, a
 
 from __future__ import annotations
 
-from tests.eval.fixtures import model_folder, run_cli, write_jsonl, write_task_file
+from tests.eval.fixtures import model_folder, qa_offset_task, run_cli
+
+NOTE = (
+    "2 training answers skipped: the context does not hold the answer's text at its answer_start; 2 questions "
+    "left without one are not trained on; answer_start is the answer's 0-based character offset in the context"
+)
 
 
-def _rows(n: int, off: set[int]) -> list[dict]:
-    """SQuAD-style rows; the answer_start of the rows in `off` points one character early."""
-    rows = []
-    for i in range(n):
-        city = ("Paris", "Lyon", "Rome", "Oslo")[i % 4]
-        context = f"Note {i}: person {i} lives in {city} and works there."
-        start = context.index(city) - (1 if i in off else 0)
-        rows.append({"question": f"Where does person {i} live?", "context": context,
-                     "answers": {"text": [city], "answer_start": [start]}})  # fmt: skip
-    return rows
-
-
-def _check(tmp_path, capsys, off: set[int]) -> str:
-    data = {"train": write_jsonl(tmp_path / "train.jsonl", _rows(40, off)),
-            "validation": write_jsonl(tmp_path / "dev.jsonl", _rows(6, set())),
-            "test": write_jsonl(tmp_path / "test.jsonl", _rows(10, set())[::-1])}  # fmt: skip
-    task = write_task_file(tmp_path, name="where", family="qa", data=data, allow_overlap=True, max_length=128, options={"stride": 32},
-                           finetune={"max_steps": 1, "batch_size": 2, "micro_batch_size": 2})  # fmt: skip
+def _eval(tmp_path, capsys, off: set[int], *flags: str) -> str:
+    task = qa_offset_task(tmp_path, off)
     argv = ["eval", str(model_folder(tmp_path / "model")), "--task-file", str(task)]
     code, out, err = run_cli(
-        [*argv, "--lrs", "1e-4", "--seeds", "0", "--out", str(tmp_path / "e"), "--check"], capsys
+        [*argv, "--lrs", "1e-4", "--seeds", "0", "--out", str(tmp_path / "e"), *flags], capsys
     )
     assert code in (0, None), err
     return out
 
 
+def _check(tmp_path, capsys, off: set[int]) -> str:
+    return _eval(tmp_path, capsys, off, "--check")
+
+
 def test_skipped_training_answers_are_noted_by_the_check(tmp_path, capsys):
     out = _check(tmp_path, capsys, off={3, 7})
     notes = [line.strip() for line in out.splitlines() if line.strip().startswith("note:")]
-    assert notes == [
-        "note: 2 training answers skipped: the context does not hold the answer's text at its answer_start; "
-        "2 questions left without one are not trained on; answer_start is the answer's 0-based character "
-        "offset in the context"
-    ], out
+    assert notes == [f"note: {NOTE}"], out
 
 
 def test_answers_at_their_offsets_get_no_note(tmp_path, capsys):
     out = _check(tmp_path, capsys, off=set())
     assert "skipped" not in out, out
+
+
+def test_the_summary_md_an_eval_writes_carries_the_note_it_prints(tmp_path, capsys):
+    """`eval` printed the note beside the score; the summary.md it wrote, read later in place of the output,
+    did not. It now lists it under "Skipped training answers", from the records' counts."""
+    out = _eval(tmp_path, capsys, off={3, 7})
+    assert f"note: {NOTE}" in [line.strip() for line in out.splitlines()], out
+    summary = (tmp_path / "e" / "summary.md").read_text()
+    assert f"**Skipped training answers**:\n\n- where: {NOTE}\n" in summary, summary  # was: not there

@@ -11,7 +11,9 @@ call, so tasks evaluated by separate calls add up. Design:
   interval (`words.estimate_text`; `(n=1)`: one seed, no interval, two places), other test splits,
   degenerate predictions named, a validation or test read from the data's split of the other part
   (`tasks.splits.from_other_split_notes`: GLUE's validation scored as test) and a validation cut from train
-  too small to pick an LR by noted (`tasks.splits.cut_validation_note`); per family the mean over its tasks per
+  too small to pick an LR by noted (`tasks.splits.cut_validation_note`), QA training answers skipped for an
+  `answer_start` off their text noted (`tasks.splits.skipped_answers_note`, from the records' counts, as
+  `eval` and `eval --check` say it); per family the mean over its tasks per
   seed; and the test mean per LR of each task (the stability analysis). Its header says the model,
   the hub commit read where there is one, and the LR x seed grid in words (`words.lr_grid`).
 One model's evaluation only: a study's report, over many models and with figures, is
@@ -27,7 +29,7 @@ from encoderlab.config import to_dict
 from encoderlab.eval.spec import FAMILY_NAMES
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.summary import ModelSummary
-from encoderlab.eval.tasks.splits import cut_validation_note, from_other_split_notes
+from encoderlab.eval.tasks.splits import cut_validation_note, from_other_split_notes, skipped_answers_note
 from encoderlab.words import count_of, estimate_text, lr_grid, lr_text
 
 SUMMARY_JSON, SUMMARY_MD = "summary.json", "summary.md"
@@ -75,6 +77,10 @@ def summary_markdown(summary: ModelSummary) -> str:
     if noted:  # the LR was picked on a validation cut from train too small to tell LRs apart
         lines += ["", "**Small validation** (the best LR above was picked on it):", ""]
         lines += [f"- {name}: {note}" for name, note in noted.items()]
+    skipped = {n: note for n, t in summary.tasks.items() if (note := skipped_answers_note(t.counts))}
+    if skipped:  # trained on part of its questions: `eval` says so beside the score, and so does its file
+        lines += ["", "**Skipped training answers**:", ""]
+        lines += [f"- {name}: {note}" for name, note in skipped.items()]
     lines += ["", "| family | tasks | test (mean over tasks, per seed) |", "|---|---|---|"]
     for family, f in summary.families.items():
         lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f.tasks)} | {_fmt(f.test)} |")

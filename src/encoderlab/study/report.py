@@ -333,6 +333,22 @@ def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
     return [("Degenerate predictions", "list", flagged), ("", "text", note)]
 
 
+def _skipped_answers(table: ResultsTable) -> list[tuple]:
+    """The note for every QA task whose fine-tuning skipped training answers not at their `answer_start`
+    (`tasks.splits.skipped_answers_note`, from the counts the eval records hold, as `eval` and summary.md say
+    it): its scores are of models trained on part of its questions. Once a task: the skip reads the task's
+    data alone (`qa_example`), so every model's records count the same."""
+    from encoderlab.eval.tasks.splits import skipped_answers_note
+
+    noted = dict.fromkeys(  # a task name is free text (`md_text`)
+        md_text(f"{task}: {note}")
+        for task in table.tasks
+        for m in table.models
+        if (s := table.per_task[m].get(task)) is not None and (note := skipped_answers_note(s.counts))
+    )
+    return [("Skipped training answers", "list", list(noted))] if noted else []
+
+
 def _corpora_note(compute: ComputeSummary) -> str:
     parts = [  # `how` names corpus entries and folders, free text: a glob's `**` turned bold on (`md_text`)
         md_text(f"{name}: {_num(c.unique_tokens)} unique tokens ({c.how})")
@@ -391,6 +407,7 @@ def _sections(
         ),
         *_results((["model", *headers], result_rows), _RESULTS_NOTE + _metrics_note(table), data.spec),
         *_degenerate(data, table),
+        *_skipped_answers(table),
         *(over_runs if run_rows else []),
         *_reported(data, table),
         (
