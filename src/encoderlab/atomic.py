@@ -214,7 +214,7 @@ def _claim_sibling(path: Path, tmp: Path | None, tmp_is_ours: bool) -> Path:
     marker, created exclusively, records this process. Serialised on the sibling's folder (`flock`),
     so that two commands writing `path` at once never both take one leftover: the second one removed
     the first one's fresh sibling while it was being filled."""
-    from encoderlab.locks import one_at_a_time
+    from encoderlab.locks import host_id, one_at_a_time
 
     if tmp_is_ours:
         tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
@@ -226,7 +226,7 @@ def _claim_sibling(path: Path, tmp: Path | None, tmp_is_ours: bool) -> Path:
         if (tmp / PARTIAL).is_file():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True, exist_ok=True)  # an empty folder there is reused: nothing in it to lose
-        me = {"pid": os.getpid(), "host": socket.gethostname()}
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "host_id": host_id()}
         try:
             # mode 0o666 as touch() gives: `_shareable` reads the umask's mode off this marker
             fd = os.open(tmp / PARTIAL, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

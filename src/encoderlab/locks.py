@@ -25,7 +25,8 @@ another host is never taken over: the message says which file to delete by hand.
 is always judged by its pid, however old its heartbeat (a run stuck in a collective still holds its folder).
 
 The temporary files beside a lock (the one linked into place, a lease judge's clock probe) carry a short id of
-their writer's host (`host_id`), so the cleanup before a lock is taken judges by pid only the files of its own host
+their writer's host (`host_id`: its name and its machine's id, which the lock records too, so nodes sharing a host
+name are told apart), so the cleanup before a lock is taken judges by pid only the files of its own host
 (and those of older encoderlab, named without one): another node's, whose pid means nothing here, are removed
 only once an hour old. A file removed before it was linked anyway (by an older encoderlab on another node) is
 written again, and the command refused with one line after three such losses, never a traceback.
@@ -78,9 +79,18 @@ def holder_alive(holder: dict) -> bool | None:
     """Whether the process a lock names still runs: None when that cannot be checked (another host, or a
     pid that is no number: `int("abc")` was a ValueError traceback of `study run`)."""
     pid = holder.get("pid")
-    if holder.get("host") != socket.gethostname() or not isinstance(pid, int) or isinstance(pid, bool):
+    if not same_host(holder) or not isinstance(pid, int) or isinstance(pid, bool):
         return None
     return _pid_alive(pid)
+
+
+def same_host(holder: dict) -> bool:
+    """Whether the process a lock (or marker) names runs on this host: by the `host_id` it records
+    (`host_id`: name and machine), or, for one without (older encoderlab, `atomic`'s markers), by host name."""
+    recorded = holder.get("host_id")
+    if isinstance(recorded, str):
+        return recorded == host_id()
+    return holder.get("host") == socket.gethostname()
 
 
 @dataclass(frozen=True)
@@ -181,11 +191,36 @@ LEFTOVER_OF_ANOTHER_HOST_S = 3600.0
 its writer takes the lock or judges a lease, so an hour is far beyond any such instant or clock skew."""
 
 
-def host_id(host: str | None = None) -> str:
-    """A short id of `host` (this host's name by default) for the names of a lock's temporary files: 8 hex digits
-    of its sha256, as a host name may hold dots and is long; two hosts sharing an id (odds 1 in 4 billion a
-    pair) would judge each other's files by pid, as every host did before."""
-    return hashlib.sha256((host or socket.gethostname()).encode()).hexdigest()[:8]
+MACHINE_FILES = (Path("/etc/machine-id"), Path("/proc/sys/kernel/random/boot_id"))
+"""Where this machine's own id is read (the first readable, non-empty one): two containers on two nodes may share
+a host name, never a kernel. machine-id first, as it outlives a reboot (a lock of this machine left by a process
+the reboot ended is still judged by its pid, and taken over); boot_id where there is none (most containers). A
+machine-id baked into a container image and shared by its nodes tells them apart no better than their name."""
+
+
+def machine_id() -> str:
+    """This machine's id (`MACHINE_FILES`), or "" where none can be read (then host names alone tell hosts apart)."""
+    for marks in MACHINE_FILES:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if mark := marks.read_text().strip():
+                return mark
+    return ""
+
+
+def host_id(host: str | None = None, machine: str | None = None) -> str:
+    """A short id of `host` (this host's name by default) on `machine` (this machine's id by default, `machine_id`)
+    for the names of a lock's temporary files and the `host_id` a lock records: 8 hex digits of their sha256, as a
+    host name may hold dots and is long. The host name alone (older encoderlab, or a machine with no id) left two
+    nodes of one host name (containers given the same `--hostname`) judging each other's pids. Two hosts sharing an
+    id (odds 1 in 4 billion a pair) would judge each other's files by pid, as every host did before."""
+    name, machine = host or socket.gethostname(), machine_id() if machine is None else machine
+    return hashlib.sha256((f"{name}\n{machine}" if machine else name).encode()).hexdigest()[:8]
+
+
+def host_ids_here() -> set[str]:
+    """The host ids of temporary files judged as this host's (by pid): its own, and its name's alone
+    (`host_id(machine="")`), which older encoderlab wrote, so their files stay readable here."""
+    return {host_id(), host_id(machine="")}
 
 
 def _writer(name: str, lock_name: str) -> tuple[int, str | None] | None:
@@ -209,13 +244,13 @@ def _remove_leftovers(lock: Path, now: float) -> None:
     `LEFTOVER_OF_ANOTHER_HOST_S` old. Judged by pid alone, a live process's file on another node of a shared file
     system was removed before it was linked into place (that process failed with a FileNotFoundError
     traceback), and so was its clock probe."""
-    here = host_id()
+    here = host_ids_here()
     for stale in lock.parent.glob(f"{lock.name}.*.tmp"):
         writer = _writer(stale.name, lock.name)
         if writer is None:
             continue
         pid, host = writer
-        if host is None or host == here:
+        if host is None or host in here:
             gone = not _pid_alive(pid)
         else:
             try:
@@ -296,7 +331,7 @@ def folder_lock(
     """
     use = use or lock.parent
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    me = {"pid": os.getpid(), "host": socket.gethostname(), "since": now, "what": what}
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "host_id": host_id(), "since": now, "what": what}
     if lease is not None:
         me["lease_s"] = lease.lease_s
     tmp = lock.with_name(f"{lock.name}.{os.getpid()}.{host_id()}.tmp")
@@ -346,7 +381,11 @@ def _take(lock: Path, tmp: Path, mine: str, use: str, other_out: bool) -> None:
 
 def _is_mine(lock: Path, me: dict) -> bool:
     holder = read_lock(lock) or {}
-    return holder.get("pid") == me["pid"] and holder.get("host") == me["host"]
+    return (
+        holder.get("pid") == me["pid"]
+        and holder.get("host") == me["host"]
+        and holder.get("host_id") == me.get("host_id")
+    )
 
 
 def refresh(lock: Path, me: dict) -> bool:

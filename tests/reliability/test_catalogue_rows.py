@@ -223,6 +223,7 @@ NAMED = {
     "resume-beside-a-live-run": "tests.train.test_resume_beside_live_run::test_a_resume_beside_a_live_run_names_its_holder_before_reading_a_checkpoint_it_rotates",
     "two-runs-one-folder": "tests.reliability.test_hostile_pretrain::test_two_pretrains_on_one_folder_at_once_one_is_refused",
     "resume-lock-of-another-node": "tests.train.test_run_lock_lease::test_another_nodes_lock_within_its_lease_is_refused_naming_host_pid_and_the_lease",
+    "resume-lock-of-a-node-of-the-same-name": "tests.train.test_run_lock_same_hostname::test_a_live_run_on_another_node_of_the_same_name_is_refused_not_taken_over",
     "peer-rank-died-mid-step": "tests.train.test_peer_death::test_a_rank_that_dies_mid_step_is_one_line_on_rank_zero_naming_it_and_the_resume",
     "until-step-behind": "tests.reliability.test_hostile_pretrain::test_until_step_that_is_not_ahead_of_the_run_is_refused",
     "resume-nothing": "tests.reliability.test_hostile_pretrain::test_resume_with_nothing_to_resume_says_so_and_starts",

@@ -185,10 +185,12 @@ def save_tiny_encoder(folder: Path, seed: int, **shape) -> Path:
     return folder
 
 
-def plant_lock(run: Path, host: str, pid: int, age_s: float) -> Path:
-    """A run lock of `pid` on `host` with a 300 s lease, last refreshed `age_s` seconds ago (its mtime)."""
+def plant_lock(run: Path, host: str, pid: int, age_s: float, **recorded) -> Path:
+    """A run lock of `pid` on `host` with a 300 s lease, last refreshed `age_s` seconds ago (its mtime); `recorded`:
+    more fields of the holder (`host_id`)."""
     lock = run / LOCK
     holder = {"pid": pid, "host": host, "since": "2026-12-06T20:00:00Z", "what": "pretrain", "lease_s": 300.0}
+    holder.update(recorded)
     lock.write_text(json.dumps(holder))
     stamped = time.time() - age_s
     os.utime(lock, (stamped, stamped))
