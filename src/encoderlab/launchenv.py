@@ -170,3 +170,13 @@ def elastic_restart() -> int:
     without --resume cannot continue the run its first start wrote."""
     value = os.environ.get(RESTARTS, "").strip()
     return int(value) if value.isdigit() else 0
+
+
+def env_nodes(world_size: int) -> int | None:
+    """How many nodes a torchrun launch of `world_size` processes spans: WORLD_SIZE over LOCAL_WORLD_SIZE (the
+    processes torchrun started on this node); None where that is unset or does not divide (nodes started with
+    different --nproc-per-node), which only words a lock's holder, so a guess is never said."""
+    local = os.environ.get("LOCAL_WORLD_SIZE", "").strip()
+    if not (local.isdigit() and int(local) >= 1 and world_size % int(local) == 0):
+        return None
+    return world_size // int(local)

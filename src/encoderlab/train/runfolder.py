@@ -35,7 +35,7 @@ import torch
 import encoderlab.train.checkpoint as ckpt
 from encoderlab.config import from_dict, load_yaml, to_dict
 from encoderlab.errors import UserError
-from encoderlab.launchenv import RESTARTS, elastic_restart, env_rank
+from encoderlab.launchenv import RESTARTS, elastic_restart, env_nodes, env_rank
 from encoderlab.outdir import RUN_KIND, check_output
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import UNTRAINED, Resplit, resume_blockers
@@ -47,6 +47,17 @@ KIND = RUN_KIND
 """The output kind of run folders (`outdir` marker)."""
 LOCK = ".lock"
 """The lock file inside a run folder while a process trains in it."""
+
+
+def lock_holder(world_size: int) -> str:
+    """What the run lock names as its holder (`locks.folder_lock`'s `what`): `pretrain` for one process, and under
+    torchrun `pretrain rank 0 of N processes on M nodes`. Its refusal named rank 0's pid alone, so a resume beside
+    the orphaned ranks of a SIGKILLed torchrun (docs/scaling.md) did not say that other ranks, on other nodes,
+    still ran and had to be stopped too. The nodes are left unsaid where torchrun's variables do not tell them."""
+    if world_size <= 1:
+        return KIND
+    nodes = env_nodes(world_size)
+    return f"{KIND} rank 0 of {world_size} processes" + (f" on {nodes} nodes" if nodes and nodes > 1 else "")
 
 
 def config_diff(old: Any, new: Any, prefix: str = "") -> list[str]:

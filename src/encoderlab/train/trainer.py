@@ -66,6 +66,7 @@ from encoderlab.train.runfolder import (
     check_run_folder,
     config_diff,
     environment,
+    lock_holder,
 )
 from encoderlab.train.start import find_checkpoint
 from encoderlab.train.step import TrainStep
@@ -209,7 +210,11 @@ class Trainer:
         if self._resumed_from is None:  # a start: every refusal has passed; an unreadable file writes nothing
             self._init = self._init_identity.of_start(self.train_step.start_tokenizer)
         create_output(self.run_dir, KIND)
-        held.enter_context(folder_lock(self.run_dir / LOCK, KIND, use=self.run_dir, lease=RUN_LEASE))
+        held.enter_context(
+            folder_lock(
+                self.run_dir / LOCK, lock_holder(self.world.world_size), use=self.run_dir, lease=RUN_LEASE
+            )
+        )
         check_run_folder(self.cfg, resume=self.resume, force=self.force, init=self._init_identity)
         latest = find_checkpoint(self.run_dir) if self.resume else None
         if latest != self._resumed_from:
