@@ -164,7 +164,21 @@ def _join_group(poll_s: float = 0.2) -> None:
     while joining.is_alive():
         joining.join(poll_s)  # a signal's handler runs between the polls
     if failed:
-        raise failed[0]
+        raise _port_taken(failed[0]) or failed[0]
+
+
+def _port_taken(exc: BaseException) -> UserError | None:
+    """The one line for rank 0 unable to listen on MASTER_PORT (EADDRINUSE), else None. A launch that exports
+    torchrun's variables itself (docs/scaling.md, SLURM) with a port another job on the node holds, or with RANK=0
+    in two processes of one node (RANK=$SLURM_LOCALID for $SLURM_PROCID), was torch's DistNetworkError traceback."""
+    if not (isinstance(exc, dist.DistNetworkError) and "EADDRINUSE" in str(exc)):
+        return None
+    port, host = os.environ.get("MASTER_PORT"), os.environ.get("MASTER_ADDR")
+    return UserError(
+        f"rank 0 cannot start the process group: MASTER_PORT={port} on {host} is in use (another job, or another "
+        "process started with RANK=0); give each job a free MASTER_PORT and each process its own RANK "
+        "(RANK=$SLURM_PROCID), or launch with torchrun (it sets them)"
+    )
 
 
 @contextlib.contextmanager
