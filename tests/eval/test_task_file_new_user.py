@@ -5,6 +5,7 @@ the fix, before anything is written."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from tests.eval.fixtures import model_folder, run_cli, sentiment_files, write_csv, write_task_file
@@ -186,3 +187,29 @@ def test_tokens_and_tags_of_different_lengths_say_the_fix(tmp_path, capsys):
     )
     assert_printed_as_documented("task-file-tc-tags-count", err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+def test_epochs_alone_run_an_epoch_schedule(tmp_path):
+    # was: `finetune: {epochs: 3}` kept the task file's default 300 steps, the epochs read as nothing
+    # (Hugging Face's Trainer counts `num_train_epochs` while `max_steps` is unset)
+    path = write_task_file(tmp_path, name="s", **sentiment_files(tmp_path), finetune={"epochs": 3})
+    (task,) = load_task_files([str(path)])
+    assert (task.finetune.max_steps, task.finetune.epochs) == (None, 3)
+    assert task.finetune.total_steps(40) == 3 * math.ceil(40 / task.finetune.batch_size)
+
+
+def test_epochs_beside_max_steps_is_one_line(tmp_path, capsys):
+    # was: accepted, max_steps deciding the run's length and epochs read as nothing, unsaid
+    finetune = {"epochs": 3, "max_steps": 100}
+    path = write_task_file(tmp_path, "lengths.yaml", name="s", **sentiment_files(tmp_path), finetune=finetune)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        assert_one_line(
+            code,
+            err,
+            rf"^encoderlab: error: task file {path}: finetune: epochs 3 and max_steps 100 both set the run's "
+            r"length, and max_steps would decide alone; keep one \(epochs alone runs that many passes over train\)$",
+        )
+        assert_printed_as_documented("task-file-epochs-and-max-steps", err, tmp_path)
+        assert not (tmp_path / "e").exists()

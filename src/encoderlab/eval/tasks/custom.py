@@ -149,7 +149,7 @@ def _read_spec(path: Path) -> TaskSpec:
     check_family(raw, where)
     check_foreign_fields(raw, where)
     if isinstance(raw.get("finetune"), dict):
-        raw = {**raw, "finetune": {**dataclasses.asdict(FILE_FINETUNE), **raw["finetune"]}}
+        raw = {**raw, "finetune": _file_finetune(raw["finetune"], where)}
     spec = from_dict(TaskSpec, raw, where)
     if spec.data.validation and spec.data.validation_fraction is not None:  # was ignored, unsaid
         raise UserError(
@@ -194,6 +194,23 @@ def _read_spec(path: Path) -> TaskSpec:
         )
     spec.finetune.check(where)
     return spec
+
+
+def _file_finetune(given: dict, where: str) -> dict:
+    """A task file's `finetune:` over `FILE_FINETUNE`. `epochs` without `max_steps` is an epoch schedule,
+    as Hugging Face's Trainer reads `num_train_epochs` while `max_steps` is unset: before, the default
+    300 steps ran and `epochs` was ignored, unsaid. Both given, `max_steps` would decide alone (the
+    Trainer's rule too, also unsaid), so that is one line rather than a field silently read as nothing."""
+    defaults = dataclasses.asdict(FILE_FINETUNE)
+    if "epochs" in given:
+        if given.get("max_steps") is not None:
+            raise UserError(
+                f"{where}: finetune: epochs {given['epochs']!r} and max_steps {given['max_steps']!r} both set "
+                "the run's length, and max_steps would decide alone; keep one (epochs alone runs that many "
+                "passes over train)"
+            )
+        defaults["max_steps"] = None
+    return {**defaults, **given}
 
 
 def _check_template(spec: TaskSpec, where: str) -> None:
