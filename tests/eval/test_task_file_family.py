@@ -56,7 +56,7 @@ QA = {"question": "q", "context": "c", "answers": "a"}
     [
         ("sc", {"columns": QA}, "columns of a sc task: unknown fields answers, context, question; valid: label, text"),
         ("sc", {"options": {"stride": 64, "v2": True}}, "options: unknown fields stride, v2; valid: head, multilabel, pooling, regression"),
-        ("sc", {"metric": "f1"}, "metric 'f1' is not one of sc's: accuracy, macro_f1, weighted_f1"),
+        ("sc", {"metric": "exact_match"}, "metric 'exact_match' is not one of sc's: accuracy, macro_f1, weighted_f1"),
         ("qa", {}, "columns of a qa task: unknown fields label, text; valid: answers, context, id, question"),
     ],
 )  # fmt: skip

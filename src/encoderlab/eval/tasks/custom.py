@@ -162,8 +162,8 @@ def _read_spec(path: Path) -> TaskSpec:
     metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if value is not None and value not in metrics:
-            other = of_other_family(spec.family, [value], METRICS.__getitem__) or kind_hint(
-                spec.family, spec.options, value
+            other = kind_hint(spec.family, spec.options, value) or of_other_family(
+                spec.family, [value], METRICS.__getitem__
             )
             raise UserError(
                 f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(metrics)}{other}"

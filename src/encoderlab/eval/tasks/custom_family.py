@@ -78,11 +78,21 @@ def of_other_family(family: str, names, fields_of) -> str:
     return f" ({owners}: if the task is one of them, write its family, e.g. `family: {fits[0]}`)"
 
 
+BINARY_F1 = ("f1", "binary_f1")
+"""What a `run_glue.py` or scikit-learn user writes for a two-class task's F1 (`f1_score`'s default
+`average="binary"`, the positive class's)."""
+
+
 def kind_hint(family: str, options: dict, metric: str) -> str:
     """' (...: add `options: {regression: true}`)' for an sc or pair-sc metric that only another label kind
     reports (pearson of a regression, micro_f1 of a multi-label task): the line listed the task's metrics
-    and left the option that reports it unsaid. Else ''."""
+    and left the option that reports it unsaid. A one-class F1 (`f1`) names the F1s there are. Else ''."""
     kind = label_kind(options) if family in ("sc", "pair-sc") else None
+    if kind == "one" and metric in BINARY_F1:  # was told qa's f1 is another family's: write `family: qa`
+        return (
+            f" ({metric}: the F1 of one class, as GLUE's MRPC and QQP report it, is not scored here; write "
+            "macro_f1, each class's F1 averaged, or weighted_f1)"
+        )
     if kind in ("one", "multilabel") and metric in REGRESSION_METRICS:
         return (
             f" ({metric} scores a regression: add `options: {{regression: true}}` if the labels are numbers)"
