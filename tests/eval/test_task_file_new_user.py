@@ -215,3 +215,18 @@ def test_epochs_beside_max_steps_is_one_line(tmp_path, capsys):
         )
         assert_printed_as_documented("task-file-epochs-and-max-steps", err, tmp_path)
         assert not (tmp_path / "e").exists()
+
+
+def test_a_task_folder_leaves_out_a_study_file_beside_its_task_files(tmp_path):
+    # was: "task file DIR/study.yaml is a study file": docs/studies.md's example keeps the study file beside
+    # the task files it names, so `--task-file DIR` refused that folder
+    write_task_file(tmp_path, name="reviews", **sentiment_files(tmp_path))
+    study = {
+        "name": "mine",
+        "runs": [{"name": "m", "recipe": "smoke-mlm"}],
+        "eval": {"task_files": ["task.yaml"]},
+    }
+    write_task_file(tmp_path, "study.yaml", **study)
+    assert [t.name for t in load_task_files([str(tmp_path)])] == ["reviews"]
+    with pytest.raises(UserError, match=r"study\.yaml is a study file \(it has `runs:`, not `family:`\)"):
+        load_task_files([str(tmp_path / "study.yaml")])  # named itself, it is still said to be one

@@ -49,14 +49,31 @@ def plain_suffix(path: Path) -> str:
     return Path(path.stem).suffix.lower() if suffix in COMPRESSIONS or suffix in UNPACK_COMMANDS else suffix
 
 
+def _is_study_file(path: Path) -> bool:
+    """Whether a YAML file of a task folder is a study file (`runs:`, no `family:`), as docs/studies.md's
+    example keeps one beside the task files it names: `--task-file FOLDER` refused the folder for it.
+    A file that is no readable mapping is kept, so the task file reader names its problem."""
+    import yaml
+
+    from encoderlab.config import FILE_KINDS
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    kinds = {kind: key for kind, (key, _) in FILE_KINDS.items()}
+    return isinstance(data, dict) and kinds["study file"] in data and kinds["task file"] not in data
+
+
 def task_files(paths) -> list[Path]:
-    """The YAML files named, a folder standing for its *.yaml / *.yml files (sorted; the suffix in any
+    """The YAML files named, a folder standing for its *.yaml / *.yml task files (sorted; the suffix in any
     case, as data files' is read: `B.YAML` was left out, its task never run; hidden names are not the
-    user's tasks: `paths.visible_entries`)."""
+    user's tasks: `paths.visible_entries`; a study file beside them is no task file: `_is_study_file`)."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = [q for q in visible_entries(p) if q.suffix.lower() in (".yaml", ".yml")]
+            yamls = [q for q in visible_entries(p) if q.suffix.lower() in (".yaml", ".yml")]
+            found = [q for q in yamls if not _is_study_file(q)]
             if not found:
                 raise UserError(
                     f"task folder {p} holds no .yaml or .yml task files; put each task's YAML in it"
