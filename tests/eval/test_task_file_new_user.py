@@ -230,3 +230,20 @@ def test_a_task_folder_leaves_out_a_study_file_beside_its_task_files(tmp_path):
     assert [t.name for t in load_task_files([str(tmp_path)])] == ["reviews"]
     with pytest.raises(UserError, match=r"study\.yaml is a study file \(it has `runs:`, not `family:`\)"):
         load_task_files([str(tmp_path / "study.yaml")])  # named itself, it is still said to be one
+
+
+def test_a_task_file_given_to_tasks_says_task_file(tmp_path, capsys):
+    # was: "unknown task 'reviews.yaml'; valid: <every built-in task>", to a user writing `--tasks` as
+    # lm-evaluation-harness takes a task's YAML
+    path = write_task_file(tmp_path, "reviews.yaml", name="reviews", **sentiment_files(tmp_path))
+    argv = ["eval", model_folder(tmp_path / "model"), "--tasks", path, "--out", tmp_path / "e"]
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        assert_one_line(
+            code,
+            err,
+            rf"^encoderlab: error: task '{path}' is a task file, not a task's name; pass it with --task-file "
+            rf"{path} \(a study: eval: {{task_files: \[{path}\]}}\)$",
+        )
+        assert_printed_as_documented("task-file-given-to-tasks", err, tmp_path)
+        assert not (tmp_path / "e").exists()

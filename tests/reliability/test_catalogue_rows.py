@@ -282,6 +282,7 @@ NAMED = {
     "task-file-test-and-test-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-family-not-a-name": "tests.eval.test_task_file_family::test_a_family_that_is_not_one_name_is_refused_by_eval_before_anything_is_written",
     "task-file-id-column-missing": "tests.eval.test_task_file_new_user::test_an_id_column_no_split_has_is_refused_not_dropped",
+    "task-file-given-to-tasks": "tests.eval.test_task_file_new_user::test_a_task_file_given_to_tasks_says_task_file",
     "task-file-epochs-and-max-steps": "tests.eval.test_task_file_new_user::test_epochs_beside_max_steps_is_one_line",
     "task-file-tc-tags-count": "tests.eval.test_task_file_new_user::test_tokens_and_tags_of_different_lengths_say_the_fix",
     "task-file-beir-unknown-id": "tests.eval.test_task_file_beir::test_a_mistake_in_a_beir_folder_is_one_line_and_writes_nothing",

@@ -389,6 +389,11 @@ TASKS: dict[str, Task] = {t.name: t for t in _pocket_tasks() + _paper_tasks() + 
 
 
 def get_task(name: str) -> Task:
+    if name not in TASKS and name.lower().endswith((".yaml", ".yml")):  # was "unknown task; valid: <all>"
+        raise UserError(
+            f"task {name!r} is a task file, not a task's name; pass it with --task-file {name} (a study: "
+            f"eval: {{task_files: [{name}]}})"
+        )
     if name not in TASKS:
         raise did_you_mean(name, list(TASKS), "task")
     return TASKS[name]
