@@ -87,7 +87,8 @@ def test_a_retrieval_task_counts_queries_and_documents(tmp_path, capsys, no_weig
     def scored(rows):
         return f"{len({r['query'] for r in rows})} queries + {len({r['document'] for r in rows})} documents"
 
-    expected = f"  examples: train {len(parts['train'])}, validation {scored(parts['validation'])}, test {scored(parts['test'])}"
+    # was a bare count for train beside the other splits' queries and documents
+    expected = f"  examples: train {len(parts['train'])} query-document pairs, validation {scored(parts['validation'])}, test {scored(parts['test'])}"
     assert expected in printed.splitlines(), printed
     assert "labels" not in printed and not out.exists()
 

@@ -249,7 +249,7 @@ def test_eval_check_says_the_training_rows_hold_hard_negatives(tmp_path, capsys)
             "--check",
         ]
         code, out, _ = run_cli([str(a) for a in argv] + ["--lrs", "1e-4", "--seeds", "0"], capsys)
-        said = re.search(r"examples: train \d+ with hard negatives,", out)
+        said = re.search(r"examples: train \d+ query-document pairs with hard negatives,", out)
         assert code == 0 and bool(said) == (name == "trip.yaml"), out
 
 

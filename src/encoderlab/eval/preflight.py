@@ -90,7 +90,7 @@ def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskChec
         check_room(tokenizer, task.max_length, f"task {name}")
     if task.family == "qa" and task.max_length is not None:  # was passed, then refused by the run
         _check_qa_room(task, tokenizer, [data.train, data.val, *data.tests.values()])
-    splits = {"train": _size(data.train), "validation": _size(data.val)}
+    splits = {"train": _size(data.train, task.family), "validation": _size(data.val)}
     splits.update({split: _size(examples) for split, examples in data.tests.items()})
     return TaskCheck(task, splits, task.finetune.total_steps(max(len(data.train), 1)), dict(data.counts))
 
@@ -109,13 +109,15 @@ def _check_qa_room(task: Task, tokenizer, splits) -> None:
             check_question_room(tokenizer, questions, task.max_length, task.options.stride, task.name)
 
 
-def _size(split) -> str:
-    """Examples of a split (`90`; an IR train split of triplets `90 with hard negatives`, which the loss adds),
-    or a retrieval split's queries and documents (`20 queries + 100 documents`)."""
+def _size(split, family: str = "") -> str:
+    """Examples of a split (`90`; an IR train split's pairs, `90 query-document pairs`, which a bare `90` beside
+    its evaluation splits' queries and documents left unnamed; of triplets `... with hard negatives`, which
+    the loss adds), or a retrieval split's queries and documents (`20 queries + 100 documents`)."""
     if isinstance(split, IRSplit):
         return f"{count(len(split.queries), 'query', 'queries')} + {count(len(split.corpus), 'document')}"
     hard = bool(split) and isinstance(split[0], dict) and NEGATIVE in split[0]
-    return f"{len(split):,}" + (" with hard negatives" if hard else "")
+    pairs = count(len(split), "query-document pair") if family == "ir" else f"{len(split):,}"
+    return pairs + (" with hard negatives" if hard else "")
 
 
 @dataclass(frozen=True)
