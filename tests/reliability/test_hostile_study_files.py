@@ -193,7 +193,7 @@ STUDY_CASES = [
         "study-corpus-text-field",
         "study run {w}/study_corpus_field.yaml --out {w}/s",
         r"study mini, dataset main: .*/body.jsonl:1 has no field 'text' \(fields: body\); name the text field in "
-        r"the study file's corpus entry, e.g. corpus: \['/\S*/body.jsonl#text_field=body'\] \(or fix the record\)$",
+        r"the study file's corpus entry, e.g. corpus: \['body.jsonl#text_field=body'\] \(or fix the record\)$",
     ),
     (
         "study-corpus-empty",

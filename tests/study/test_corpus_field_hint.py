@@ -25,7 +25,8 @@ from encoderlab.study.files import load_study_file
     ],
 )
 def test_the_hint_names_the_corpus_entry_in_the_study_files_syntax(tmp_path, entry, named):
-    """The entry that reads the file (a glob, a folder), its options kept and its text_field replaced."""
+    """The entry that reads the file (a glob, a folder), its options kept and its text_field replaced; as the
+    study file writes it, relative to its folder (was the absolute path read)."""
     for name in ("a", "b"):
         write_jsonl(tmp_path / "parts" / f"{name}.jsonl", [{"id": "1", "body": "a longer text"}])
     spec = load_study_file(field_hint_study(tmp_path, [entry]))
@@ -34,7 +35,7 @@ def test_the_hint_names_the_corpus_entry_in_the_study_files_syntax(tmp_path, ent
     line = str(err.value)
     assert line.startswith(f"study mini, dataset main: {tmp_path}/parts/")
     assert line.endswith(
-        f"; name the text field in the study file's corpus entry, e.g. corpus: ['{tmp_path}/{named}'] "
+        f"; name the text field in the study file's corpus entry, e.g. corpus: ['{named}'] "
         "(or fix the record)"
     ), line
     assert "--source" not in line
@@ -52,7 +53,7 @@ def test_a_later_record_without_the_field_is_named_so_by_the_prepare_node(tmp_pa
         code,
         err[err.index("encoderlab: error: ") :],
         r"c.jsonl:41 has no field 'text' \(fields: body\); name the text field in the study file's corpus "
-        rf"entry, e.g. corpus: \['{tmp_path}/c.jsonl#text_field=body'\] \(or fix the record\)$",
+        r"entry, e.g. corpus: \['c.jsonl#text_field=body'\] \(or fix the record\)$",
     )
 
 

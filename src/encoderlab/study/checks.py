@@ -244,7 +244,7 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
             try:  # an empty file, records without the text field, a bad record anywhere (not only the first)
                 check_first_documents(local, "refuse", whole=True)
             except MissingTextField as exc:
-                raise field_in_entry(exc, d.corpus) from None
+                raise field_in_entry(exc, d.corpus, spec.folder) from None
             except EmptySource as exc:
                 raise empty_in_entry(exc, d.corpus) from None
             if (

@@ -55,10 +55,12 @@ from encoderlab.words import noun
 # --------------------------------------------------------------------------- prepare
 
 
-def field_in_entry(exc, corpus) -> UserError:
+def field_in_entry(exc, corpus, folder: str | None = None) -> UserError:
     """A `MissingTextField` (`exc`) in a study file's terms: its fix names the text field in the corpus
     entry that reads the file (as `#text_field=` among the entry's options), not on a `--source`, a flag
-    a study has none of; nor does it offer `--on-error skip`."""
+    a study has none of; nor does it offer `--on-error skip`. An entry under the study file's `folder` is
+    shown relative to it, as the file writes it (the absolute path read made a study file tied to this
+    machine for anyone who pasted the fix in)."""
     from encoderlab.data.sources import CORPORA, describe, parse_source
 
     entry = exc.path
@@ -72,9 +74,10 @@ def field_in_entry(exc, corpus) -> UserError:
         except UserError:  # a glob matching nothing, a file gone: not the file's entry
             continue
     location = parse_source(entry).location
-    kept = [
-        o for o in entry[len(location) + 1 :].split(",") if o and o.partition("=")[0].strip() != "text_field"
-    ]
+    options = entry[len(location) + 1 :]
+    if folder is not None and Path(location).is_relative_to(folder):
+        location = Path(location).relative_to(folder).as_posix()
+    kept = [o for o in options.split(",") if o and o.partition("=")[0].strip() != "text_field"]
     named = f"{location}#{','.join([*kept, f'text_field={exc.guess}'])}"
     return UserError(
         f"{exc.problem}; name the text field in the study file's corpus entry, e.g. corpus: ['{named}'] "
