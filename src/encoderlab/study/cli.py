@@ -162,8 +162,9 @@ def plan_command(
     scale: str | None = None,
     out: Path | None = None,
     prepared: Repeated = (),
+    probe: bool = True,
 ) -> None:
-    """Print what a study will train and read: per run the tokens against the corpus's unique tokens, a GPU estimate.
+    """Print what a study will train and read: per run its tokens against the corpus's, GPU (and CPU) time.
 
     Args:
         name: Built-in study name, a study YAML file, or a study folder (counted from its prepared data).
@@ -171,9 +172,11 @@ def plan_command(
         out: A study folder whose prepared data gives exact token counts (default: estimates; a folder
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
+        probe: Runs that train on this CPU: time a few of their steps here for a CPU time (--no-probe: skip).
     """
     from encoderlab.study.absent import resumed_graph
     from encoderlab.study.checks import check_inputs, check_prepared_sources
+    from encoderlab.study.cputime import with_device
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.evalcost import with_evaluation
     from encoderlab.study.graph import build_graph, pretraining
@@ -201,6 +204,7 @@ def plan_command(
     if not idle:  # else a --prepared folder is gone, nothing to run: as `study run`, no input is checked
         check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
+    plan = with_device(plan, trained, probing=probe and not idle)  # nothing to run: nothing to time
     print(plan_text(plan))
     if out is not None:
         _folder_notes(spec, plan, out, graph, gone)

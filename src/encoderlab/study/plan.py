@@ -52,6 +52,7 @@ from pathlib import Path
 from encoderlab import jsonlines
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
+from encoderlab.study.cputime import PlanDevice
 from encoderlab.study.evalcost import STEP_FLOOR_S, EvalCost, floored_seconds
 from encoderlab.study.graph import Node, Pretraining, pretraining
 from encoderlab.study.scales import start_model_size
@@ -126,6 +127,8 @@ class StudyPlan:
     runs: list[RunPlan]
     evaluation: EvalCost | None = None
     """What its eval nodes cost (`evalcost.with_evaluation`); None: not counted yet."""
+    device: PlanDevice | None = None
+    """Where its runs train, with their measured CPU time (`cputime.plan_device`); None: not said."""
 
     @property
     def gpu_hours(self) -> float:

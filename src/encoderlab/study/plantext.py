@@ -12,6 +12,7 @@ number through `encoderlab.words`, so it never prints `1 pretraining runs`.
 from __future__ import annotations
 
 from encoderlab.errors import UserError
+from encoderlab.study.cputime import CpuTime, duration_text
 from encoderlab.study.evalcost import BASE_LAYERS, STEP_FLOOR_S, hours_text
 from encoderlab.study.fidelity import named_tasks, task_files_text
 from encoderlab.study.needs import split_task_tests
@@ -35,8 +36,10 @@ def plan_text(plan: StudyPlan) -> str:
     ]
     lines += [line for d in spec.data for line in _dataset_lines(plan, d)]
     width = max([len(r.model) for r in plan.runs] + [3])
+    cpu = plan.device.time if plan.device else None  # its column only where the probe measured it
     lines.append(
-        f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'N':>8} {'GPU-h':>9}  starts from"
+        f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'N':>8} {'GPU-h':>9}"
+        f"{'' if cpu is None else f' {CPU_COLUMN:>9}'}  starts from"
     )
     for r in plan.runs:
         passes = passes_text(r, 3)
@@ -50,8 +53,8 @@ def plan_text(plan: StudyPlan) -> str:
             else "<0.01"  # a CPU scale's run: 3.2e-06 read as a number to parse
         )
         lines.append(
-            f"{r.model:<{width}}  {r.dataset:<10} {short_number(r.tokens):>8} {passes:>8} {short_number(r.params):>8} {_size_n(r.size_n):>8} {hours:>9}  "
-            f"{r.branch or 'its first step'}"
+            f"{r.model:<{width}}  {r.dataset:<10} {short_number(r.tokens):>8} {passes:>8} {short_number(r.params):>8} {_size_n(r.size_n):>8} {hours:>9}"
+            f"{'' if cpu is None else f' {_cpu_cell(cpu, r.model):>9}'}  {r.branch or 'its first step'}"
         )
     lines.append(
         f"pretraining: {hours_text(plan.gpu_hours)} (6 N D at 40% of an H100's bf16 peak, each step at least "
@@ -59,6 +62,8 @@ def plan_text(plan: StudyPlan) -> str:
         "from that run's checkpoint, docs/reproduce.md)"
         f"{'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
     )
+    if plan.device is not None:
+        lines.append(plan.device.line())
     lines.append(SIZE_N)
     if evaluated and plan.evaluation is not None:
         lines.append(plan.evaluation.text())
@@ -84,6 +89,18 @@ SIZE_N = (
 )
 """The plan's note on its two size columns, so a size copied from N into `advise --target-size` means what
 advise fits: its curves are in non-embedding parameters, which the vocabulary does not change."""
+
+
+CPU_COLUMN = "CPU time"
+"""The plan's column of each run's measured CPU time (`cputime`), shown where its runs train on the CPU."""
+
+
+def _cpu_cell(cpu: CpuTime, model: str) -> str:
+    """A run's CPU time: `4 min`, `?` not probed, `-` a run on a GPU."""
+    if model not in cpu.seconds:
+        return "-"
+    seconds = cpu.seconds[model]
+    return "?" if seconds is None else duration_text(seconds)
 
 
 def _size_n(n: float | None) -> str:

@@ -1,0 +1,142 @@
+"""`study plan` on the CPU a study's runs train on: the device named, CPU time from steps timed here
+(`study/cputime.py`), and `--no-probe`. Rates are given to the estimate, never read off a clock, except
+in the one test marked `cpu_probe`, which checks only that real steps were timed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from encoderlab.cli import main
+from encoderlab.study import cputime
+from encoderlab.study.catalog import get_study
+from encoderlab.study.graph import pretraining
+from encoderlab.study.plan import plan_study
+from encoderlab.study.plantext import CPU_COLUMN, plan_text
+
+
+@pytest.fixture
+def no_cuda(monkeypatch):
+    """This machine as a laptop: no CUDA device visible, whatever the test machine has."""
+    import encoderlab.train.start as start
+
+    monkeypatch.setattr(start, "cuda_visible", lambda: False)
+
+
+def _rate(seconds: float):
+    """A measurement given to the estimate: every step of every shape takes `seconds`."""
+    return lambda cfg: cputime.StepRate(seconds=(seconds,), tokens_per_step=cfg.layout.tokens_per_step)
+
+
+def test_a_cpu_plan_names_the_cpu_and_where_its_time_comes_from(no_cuda):
+    spec = get_study("paper1-pfs", "demo")
+    trained = pretraining(spec)
+    device = cputime.plan_device(spec, trained, measure=_rate(0.25))
+    text = plan_text(dataclasses.replace(plan_study(spec, trained=trained), device=device))
+    assert device.cpu == tuple(p.model for p in trained)
+    line = next(x for x in text.splitlines() if x.startswith("device: "))
+    assert line.startswith("device: this machine's CPU (no CUDA device is visible here): pretraining ~")
+    assert f"measured here: {cputime.PROBE_STEPS} optimizer steps" in line and "--no-probe skips it" in line
+    assert CPU_COLUMN in next(x for x in text.splitlines() if x.startswith("run "))
+
+
+def test_the_cpu_time_is_each_runs_own_tokens_at_the_measured_rate(no_cuda):
+    """mlm40 trains 400 steps of the mlm40 shape, clm25-mlm40 (a branch from clm@100) its 300: the same
+    rate gives each its tokens / tokens per second, and the branch 3/4 of the run from scratch."""
+    spec = get_study("paper1-pfs", "demo")
+    trained = pretraining(spec)
+    plan = plan_study(spec, trained=trained)
+    per_step = 0.125
+    time = cputime.plan_device(spec, trained, measure=_rate(per_step)).time
+    own = {
+        r.model: r.tokens - (int(r.branch.split("@")[1]) if r.branch else 0) * (r.tokens // 400)
+        for r in plan.runs
+    }
+    tokens_per_s = (plan.runs[0].tokens // 400) / per_step
+    assert time.seconds == pytest.approx({m: t / tokens_per_s for m, t in own.items()})
+    assert time.seconds["clm25-mlm40"] == pytest.approx(time.seconds["mlm40"] * 300 / 400)
+    assert time.total == pytest.approx(sum(own.values()) / tokens_per_s)
+    slow = cputime.plan_device(spec, trained, measure=_rate(2 * per_step)).time
+    assert slow.total == pytest.approx(2 * time.total)  # twice the step time, twice the time
+
+
+def test_the_range_is_the_fastest_and_slowest_step(no_cuda):
+    spec = get_study("paper1-pfs", "demo")
+    rate = lambda cfg: cputime.StepRate(seconds=(0.5, 1.0, 2.0), tokens_per_step=cfg.layout.tokens_per_step)  # noqa: E731
+    time = cputime.plan_device(spec, pretraining(spec), measure=rate).time
+    assert (time.low, time.high) == pytest.approx((time.total / 2, time.total * 2))
+
+
+def test_no_probe_times_nothing_and_says_so(no_cuda, monkeypatch, capsys):
+    def refuse(cfg):
+        raise AssertionError("--no-probe timed a step")
+
+    monkeypatch.setattr(cputime, "probe", refuse)
+    main(["study", "plan", "paper1-pfs", "--scale", "demo", "--no-probe"])
+    out = capsys.readouterr().out
+    assert (
+        "device: this machine's CPU (no CUDA device is visible here); its CPU time not measured (--no-probe)"
+        in out
+    )
+    header = next(x for x in out.splitlines() if x.startswith("run "))
+    assert (
+        CPU_COLUMN not in header and "GPU-h" in header and "GPU-seconds" in out
+    )  # the GPU figures as they were
+
+
+def test_without_the_flag_the_plan_probes(no_cuda, monkeypatch, capsys):
+    probed = []
+    monkeypatch.setattr(cputime, "probe", lambda cfg: probed.append(cfg) or _rate(1.0)(cfg))
+    main(["study", "plan", "paper1-pfs", "--scale", "demo"])
+    out = capsys.readouterr().out
+    assert len(probed) == 2  # one shape per objective: mlm40 and clm, each measured once
+    header = next(x for x in out.splitlines() if x.startswith("run "))
+    assert (
+        CPU_COLUMN in header
+        and "device: this machine's CPU (no CUDA device is visible here): pretraining ~" in out
+    )
+
+
+def test_a_gpu_study_planned_without_a_gpu_keeps_its_gpu_estimate(no_cuda, monkeypatch):
+    monkeypatch.setattr(cputime, "probe", lambda cfg: pytest.fail("a GPU study was probed on the CPU"))
+    spec = get_study("paper1-pfs", "gpu-210m")
+    device = cputime.plan_device(spec, pretraining(spec))
+    assert device.cpu == () and device.time is None
+    assert device.line().startswith("device: GPU (sized for 8 GPUs (H100 class), planned here without one)")
+
+
+def test_device_cpu_in_the_config_is_named(no_cuda):
+    spec = dataclasses.replace(
+        get_study("paper1-pfs", "demo"), run_overrides={"precision": "fp32", "device": "cpu"}
+    )
+    device = cputime.plan_device(spec, pretraining(spec), probing=False)
+    assert device.why == "device: cpu in their configs" and device.time is None
+
+
+@pytest.mark.cpu_probe
+def test_the_probe_times_real_steps_of_the_runs_shape(no_cuda):
+    spec = get_study("paper1-pfs", "demo")
+    configs = cputime.probe_configs(spec, cputime.cpu_runs(spec, pretraining(spec)))
+    _, cfg = configs["mlm40"][0]
+    rate = cputime.probe(cfg)
+    assert len(rate.seconds) == cputime.PROBE_STEPS and all(s > 0 for s in rate.seconds)
+    assert rate.tokens_per_step == cfg.layout.tokens_per_step and cfg.model.size == "tiny"
+
+
+def test_a_shape_the_trainer_refuses_is_not_timed(no_cuda):
+    """A shape too large for this machine (the trainer's memory refusal) leaves its runs `?`, the others
+    timed; the plan's checks after it name the refusal in the run's words."""
+    from encoderlab.errors import UserError
+
+    def refuse_clm(cfg):
+        if cfg.phases[0].objective.tag == "clm":
+            raise UserError("too large for this machine")
+        return _rate(1.0)(cfg)
+
+    spec = get_study("paper1-pfs", "demo")
+    device = cputime.plan_device(spec, pretraining(spec), measure=refuse_clm)
+    seconds = device.time.seconds
+    assert seconds["clm"] is None  # clm25-mlm40's clm steps are clm's (its branch): it trains mlm40 only
+    assert seconds["mlm40"] + seconds["clm25-mlm40"] == pytest.approx(device.time.total)
+    assert device.line().endswith("which the checks below name): clm")
