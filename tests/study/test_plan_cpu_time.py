@@ -38,6 +38,7 @@ def test_a_cpu_plan_names_the_cpu_and_where_its_time_comes_from(no_cuda):
     line = next(x for x in text.splitlines() if x.startswith("device: "))
     assert line.startswith("device: this machine's CPU (no CUDA device is visible here): pretraining ~")
     assert f"measured here: {cputime.PROBE_STEPS} optimizer steps" in line and "--no-probe skips it" in line
+    assert device.time.load is None or f"load average {device.time.load:.1f} on " in line
     assert CPU_COLUMN in next(x for x in text.splitlines() if x.startswith("run "))
 
 

@@ -18,7 +18,8 @@ phase x that phase's median measured step, a branch counting only its own steps 
 
 Trade-offs, which the plan's line states: the probe costs a few seconds per shape (`--no-probe` skips
 it, leaving the GPU figures alone); three steps give a median, and their fastest and slowest give the
-range printed, which says how noisy the machine was, not how a long run drifts; validation passes,
+range printed, which says how noisy the machine was, not how a long run drifts, and the load average
+once measured says how busy it was (a run on a quieter machine steps faster); validation passes,
 checkpoints, data preparation and the evaluation's fine-tuning are not timed. A run that starts from a
 model outside the study (`model.init`: its size unknown until loaded) is not probed, nor one whose shape
 the trainer refuses here (too large for its memory: the plan's checks then name it), and shows `?`.
@@ -27,6 +28,7 @@ the trainer refuses here (too large for its memory: the plan's checks then name 
 from __future__ import annotations
 
 import dataclasses
+import os
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -81,6 +83,15 @@ class CpuTime:
     """Training shapes probed."""
     threads: int
     """Torch's CPU threads during the probe (a run with `--jobs` gets a share of them)."""
+    load: float | None = None
+    """The machine's 1-minute load average once measured (None: the platform has none): other work on
+    its cores slows the steps timed, which the step range alone does not show."""
+
+    def load_text(self) -> str:
+        """`, load average 13.4 on 2 cores while measured` (a busier machine times slower steps), or ""."""
+        if self.load is None:
+            return ""
+        return f", load average {self.load:.1f} on {os.cpu_count()} cores while measured"
 
     @property
     def total(self) -> float:
@@ -171,7 +182,10 @@ def estimate(
         seconds[model] = sum(part for part, _ in parts)
         low += sum(part * fast for part, (fast, _) in parts)
         high += sum(part * slow for part, (_, slow) in parts)
-    return CpuTime(seconds=seconds, low=low, high=high, shapes=len(rates), threads=torch.get_num_threads())
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return CpuTime(
+        seconds=seconds, low=low, high=high, shapes=len(rates), threads=torch.get_num_threads(), load=load
+    )
 
 
 def _measured(measure: Callable[[RunConfig], StepRate], cfg: RunConfig) -> StepRate | None:
@@ -230,7 +244,7 @@ class PlanDevice:
             f"device: this machine's CPU ({self.why}): pretraining ~{duration_text(t.total)} of CPU time "
             f"(range {duration_text(t.low)} to {duration_text(t.high)}), measured here: {PROBE_STEPS} optimizer "
             f"steps of each of its {t.shapes} training shapes after {PROBE_WARMUP} warm-up, at "
-            f"{t.threads} CPU thread{'s' if t.threads != 1 else ''}, each run's tokens at its shape's median "
+            f"{t.threads} CPU thread{'s' if t.threads != 1 else ''}{t.load_text()}, each run's tokens at its shape's median "
             "step (range: the fastest and slowest step); validation, checkpoints, data preparation and "
             f"evaluation not timed; --no-probe skips it{left}"
         )
