@@ -75,7 +75,8 @@ def test_no_probe_times_nothing_and_says_so(no_cuda, monkeypatch, capsys):
 
     monkeypatch.setattr(cputime, "probe", refuse)
     main(["study", "plan", "paper1-pfs", "--scale", "demo", "--no-probe"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "timing" not in err
     assert (
         "device: this machine's CPU (no CUDA device is visible here); its CPU time not measured (--no-probe)"
         in out
@@ -90,8 +91,10 @@ def test_without_the_flag_the_plan_probes(no_cuda, monkeypatch, capsys):
     probed = []
     monkeypatch.setattr(cputime, "probe", lambda cfg: probed.append(cfg) or _rate(1.0)(cfg))
     main(["study", "plan", "paper1-pfs", "--scale", "demo"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert len(probed) == 2  # one shape per objective: mlm40 and clm, each measured once
+    steps = cputime.PROBE_WARMUP + cputime.PROBE_STEPS
+    assert f"timing 2 training shapes of the study's runs on this CPU ({steps} optimizer steps each)" in err
     header = next(x for x in out.splitlines() if x.startswith("run "))
     assert (
         CPU_COLUMN in header

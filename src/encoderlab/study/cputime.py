@@ -30,12 +30,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import statistics
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from encoderlab.study.graph import Pretraining
 from encoderlab.study.spec import StudySpec
+from encoderlab.words import count
 
 if TYPE_CHECKING:
     from encoderlab.study.plan import StudyPlan
@@ -268,7 +270,17 @@ def plan_device(
         return PlanDevice(cpu=(), why=why)
     said = all(p.config.device == "cpu" for p in runs)
     why = "device: cpu in their configs" if said else "no CUDA device is visible here"
-    time = estimate(probe_configs(spec, runs), measure or probe) if probing else None
+    if not probing:
+        return PlanDevice(cpu=tuple(p.model for p in runs), why=why)
+    configs = probe_configs(spec, runs)
+    if shapes := {cfg for phases in configs.values() for _, cfg in phases or ()}:  # say why it waits
+        print(
+            f"timing {count(len(shapes), 'training shape')} of the study's runs on this CPU "
+            f"({PROBE_WARMUP + PROBE_STEPS} optimizer steps each) for the plan's CPU time; --no-probe skips it",
+            file=sys.stderr,
+            flush=True,
+        )
+    time = estimate(configs, measure or probe)
     return PlanDevice(cpu=tuple(p.model for p in runs), why=why, time=time)
 
 
