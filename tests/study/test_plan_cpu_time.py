@@ -74,6 +74,7 @@ def test_no_probe_times_nothing_and_says_so(no_cuda, monkeypatch, capsys):
         raise AssertionError("--no-probe timed a step")
 
     monkeypatch.setattr(cputime, "probe", refuse)
+    monkeypatch.setattr(cputime, "on_terminal", lambda: True)
     main(["study", "plan", "paper1-pfs", "--scale", "demo", "--no-probe"])
     out, err = capsys.readouterr()
     assert "timing" not in err
@@ -90,6 +91,7 @@ def test_no_probe_times_nothing_and_says_so(no_cuda, monkeypatch, capsys):
 def test_without_the_flag_the_plan_probes(no_cuda, monkeypatch, capsys):
     probed = []
     monkeypatch.setattr(cputime, "probe", lambda cfg: probed.append(cfg) or _rate(1.0)(cfg))
+    monkeypatch.setattr(cputime, "on_terminal", lambda: True)  # its notice is for a terminal only
     main(["study", "plan", "paper1-pfs", "--scale", "demo"])
     out, err = capsys.readouterr()
     assert len(probed) == 2  # one shape per objective: mlm40 and clm, each measured once

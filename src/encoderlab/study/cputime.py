@@ -273,7 +273,8 @@ def plan_device(
     if not probing:
         return PlanDevice(cpu=tuple(p.model for p in runs), why=why)
     configs = probe_configs(spec, runs)
-    if shapes := {cfg for phases in configs.values() for _, cfg in phases or ()}:  # say why it waits
+    shapes = {cfg for phases in configs.values() for _, cfg in phases or ()}
+    if shapes and on_terminal():  # say why it waits, as a progress bar would: a refusal stays one line
         print(
             f"timing {count(len(shapes), 'training shape')} of the study's runs on this CPU "
             f"({PROBE_WARMUP + PROBE_STEPS} optimizer steps each) for the plan's CPU time; --no-probe skips it",
@@ -282,6 +283,12 @@ def plan_device(
         )
     time = estimate(configs, measure or probe)
     return PlanDevice(cpu=tuple(p.model for p in runs), why=why, time=time)
+
+
+def on_terminal() -> bool:
+    """Whether stderr is a terminal: the probe's notice is progress, shown as a progress bar is, and a
+    refusal after it (`study plan`'s checks) stays the one line on a captured stderr."""
+    return sys.stderr.isatty()
 
 
 def with_device(plan: StudyPlan, trained: Iterable[Pretraining], probing: bool = True) -> StudyPlan:
