@@ -204,7 +204,7 @@ def plan_command(
     if not idle:  # else a --prepared folder is gone, nothing to run: as `study run`, no input is checked
         check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
-    plan = with_device(plan, trained, probing=probe and not idle)  # nothing to run: nothing to time
+    plan = with_device(plan, trained, probing=probe)
     print(plan_text(plan))
     if out is not None:
         _folder_notes(spec, plan, out, graph, gone)
