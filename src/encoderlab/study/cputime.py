@@ -253,7 +253,10 @@ class PlanDevice:
 
 
 def plan_device(
-    spec: StudySpec, trained: Iterable[Pretraining], probing: bool = True, measure=None
+    spec: StudySpec,
+    trained: Iterable[Pretraining],
+    probing: bool = True,
+    measure: Callable[[RunConfig], StepRate] | None = None,
 ) -> PlanDevice:
     """Where `spec`'s runs train, and with `probing` their CPU time measured by `measure` (default
     `probe`; a test gives a rate of its own)."""
