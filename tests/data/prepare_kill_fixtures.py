@@ -16,10 +16,10 @@ from tests.reliability.killharness import Zygote
 from encoderlab.jsonlines import read_records
 
 
-def prepare_command(corpus, tok, out) -> list[str]:
+def prepare_command(corpus, tok, out, decontaminate="none") -> list[str]:
     return [
         "data", "prepare", "--source", str(corpus), "--tokenizer", str(tok),
-        "--out", str(out), "--decontaminate", "none", "--workers", "1", "--checkpoint-every", "1",
+        "--out", str(out), "--decontaminate", str(decontaminate), "--workers", "1", "--checkpoint-every", "1",
     ]  # fmt: skip
 
 
@@ -45,21 +45,23 @@ def chunks_done(out) -> int:
         return 0
 
 
-def kill_then_rerun(corpus, tok, tmp_path, seed: int):
+def kill_then_rerun(corpus, tok, tmp_path, seed: int, decontaminate="none"):
     """Prepare `corpus` once uninterrupted (`tmp_path/clean`), then into `tmp_path/out` four times, each
     SIGKILLed at a seeded moment up to 0.2 s after a new checkpoint (progress.json is rewritten, a new
-    file, at each one: mid-chunk), then once more to the end. Returns (clean, out, the last run)."""
+    file, at each one: mid-chunk), then once more to the end; against the `--decontaminate` sets given.
+    Returns (clean, out, the last run)."""
+    argv = {"tok": tok, "decontaminate": decontaminate}
     clean, out = tmp_path / "clean", tmp_path / "out"
     rng, kills, seen = random.Random(seed), 0, []
     with Zygote() as z:
-        assert z.run(prepare_command(corpus, tok, clean), tmp_path / "job_clean")["returncode"] == 0
+        assert z.run(prepare_command(corpus, out=clean, **argv), tmp_path / "job_clean")["returncode"] == 0
         for i in range(4):
             progress = out.with_name(out.name + ".tmp") / "progress.json"
             kill = {"kind": "tmpdir", "glob": str(progress), "after": rng.uniform(0.0, 0.2)}
-            result = z.run(prepare_command(corpus, tok, out), tmp_path / f"job{i}", kill=kill)
+            result = z.run(prepare_command(corpus, out=out, **argv), tmp_path / f"job{i}", kill=kill)
             kills += result["signal"] == signal.SIGKILL
             seen.append(chunks_done(out))
-        done = z.run(prepare_command(corpus, tok, out), tmp_path / "job_done")
+        done = z.run(prepare_command(corpus, out=out, **argv), tmp_path / "job_done")
     assert kills >= 3 and seen == sorted(seen), seen  # every kill left a checkpoint at least as far
     return clean, out, done
 

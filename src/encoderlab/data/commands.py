@@ -140,15 +140,36 @@ def merge(out: Path, delete_parts: bool = False) -> None:
 
 
 def _print_written(out: Path, meta: dict) -> None:
-    """The summary of a prepared folder `out` on stdout, and on stderr the note of a val split that
-    holds no document (`holdout.no_validation_note`; a rerun that does nothing says it again)."""
+    """The summary of a prepared folder `out` on stdout, and on stderr the line of what decontamination
+    removed (`removed_line`) and the note of a val split that holds no document (`holdout.no_validation_note`;
+    a rerun that does nothing says them again)."""
     import sys
 
     from encoderlab.data.holdout import no_validation_note
 
     print(json_text({"out": str(out), **_summary(meta)}))
-    if (note := no_validation_note(meta)) is not None:
-        print(note, file=sys.stderr)
+    for line in (removed_line(meta), no_validation_note(meta)):
+        if line is not None:
+            print(line, file=sys.stderr)
+
+
+def removed_line(meta: dict) -> str | None:
+    """One line naming how many documents decontamination removed and where the first is, with the evaluation
+    example it matched (meta.json's `decontamination.first_removed`, in the order met); None when it removed
+    none. The counts alone left a user no way to find which of their documents went."""
+    d = meta.get("decontamination") if isinstance(meta.get("decontamination"), dict) else {}
+    by_id, by_ngram = d.get("removed_by_id"), d.get("removed_by_ngram")
+    if not (isinstance(by_id, int) and isinstance(by_ngram, int) and by_id + by_ngram):
+        return None
+    line = f"decontamination removed {by_id + by_ngram:,} document(s) ({by_id:,} by id, {by_ngram:,} by n-gram overlap)"
+    first = d.get("first_removed")
+    if isinstance(first, dict) and first:
+        name, where = next(iter(first.items()))
+        if isinstance(where, dict):
+            how = "its id" if where.get("by") == "id" else "an n-gram of"
+            line += f"; the first: {where.get('at')}, matching {how} {name} example {where.get('example')}"
+            line += " (each set's first: meta.json, decontamination.first_removed)" if len(first) > 1 else ""
+    return f"encoderlab: note: {line}"
 
 
 def _summary(meta: dict) -> dict:
@@ -165,6 +186,7 @@ def _summary(meta: dict) -> dict:
         "splits": meta["splits"],
         "dtype": meta["dtype"],
         "removed": {"by_id": d.get("removed_by_id"), "by_ngram": d.get("removed_by_ngram")},
+        "first_removed": d.get("first_removed", {}),
         "skipped": {k: total(k) for k in SKIP_REASONS},
         "first_skipped": first_skipped(sources),
         "unique_tokens": meta.get("unique_tokens"),

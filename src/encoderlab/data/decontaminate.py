@@ -22,6 +22,13 @@ not by id (a task's row numbers would match a corpus's documents numbered alike)
 digest of its texts, `texts_digest`) stands for its files in the cache key, so an edited set is hashed again.
 Trade-off: its texts are held in memory whole: a task's test inputs, small beside a corpus (a retrieval
 task's are its queries and the documents judged relevant to them, not its collection: `eval/tasks/testtexts.py`).
+
+Naming what was removed (`Contamination.origin`): the cache also keeps, per id, the set it came from, and per
+n-gram hash the first evaluation example (text) that holds it, with that example's set and name (its record
+id; a text set's `text K`, its K-th text). A worker reports a removed document's matched id, or its first
+matched n-gram hash, and the main process names the set and example from these arrays, so the workers carry
+only the ids and hashes they match with (`for_workers`). Trade-off: 4 bytes more per n-gram in the cache, and
+a text held by two sets names the first (it is hashed once).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import json
 import re
 import sys
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +74,7 @@ TASK_TEST = "task-test:"
 its prepare node and meta.json (`eval/tasks/testtexts.py` reads one): defined here, below evaluation, so that
 `--decontaminate` can refuse one by name (this layer reads no task file)."""
 WORD = re.compile(r"[^\W_]+")
-CACHE_VERSION = 1  # bump when the normalisation or hashing changes
+CACHE_VERSION = 2  # bump when the normalisation, the hashing or the arrays kept change (2: origins)
 _MULT = np.uint64(0x100000001B3)  # FNV-64 prime: an odd multiplier spreads the word hashes
 
 
@@ -119,6 +126,10 @@ class TextSet:
     texts: tuple[str, ...]
 
 
+Match = tuple[str, "str | int"]
+"""A removed document's reason and what it matched: ('id', the id) or ('ngram', its first matched n-gram hash)."""
+
+
 @dataclass
 class Contamination:
     """Evaluation ids and n-gram hashes to remove, and counts of what was removed."""
@@ -129,20 +140,45 @@ class Contamination:
     """Sorted, unique."""
     against: list[str] = field(default_factory=list)
     eval_texts: int = 0
+    origins: dict[str, np.ndarray] = field(default_factory=dict)
+    """What `origin` names a match by: the cache's sorted `ids` with `id_set`, `hash_example` (aligned with
+    `hashes`), `example_set` and the examples' names (`example_bytes`, cut at `example_ends`). The main
+    process's only (`for_workers`)."""
 
-    def check(self, doc_ids: list[str], texts: list[str]) -> list[str | None]:
-        """Per document: 'id' or 'ngram' if it must be removed, else None."""
-        reasons: list[str | None] = ["id" if i in self.ids else None for i in doc_ids]
+    def matches(self, doc_ids: list[str], texts: list[str]) -> list[Match | None]:
+        """Per document: what it matched (`Match`) if it must be removed, else None."""
+        found: list[Match | None] = [("id", i) if i in self.ids else None for i in doc_ids]
         if len(self.hashes):
             h, owner = ngram_hashes_batch(texts, self.ngram)
             pos = np.searchsorted(self.hashes, h).clip(max=len(self.hashes) - 1)
-            for d in np.unique(owner[self.hashes[pos] == h]).tolist():
-                reasons[d] = reasons[d] or "ngram"
-        return reasons
+            hit = self.hashes[pos] == h
+            docs, first = np.unique(owner[hit], return_index=True)  # each document's first matched n-gram
+            for d, key in zip(docs.tolist(), h[hit][first].tolist()):
+                found[d] = found[d] or ("ngram", key)
+        return found
+
+    def check(self, doc_ids: list[str], texts: list[str]) -> list[str | None]:
+        """Per document: 'id' or 'ngram' if it must be removed, else None."""
+        return [m and m[0] for m in self.matches(doc_ids, texts)]
 
     def is_contaminated(self, doc_id: str, text: str) -> str | None:
         """'id' or 'ngram' if one document must be removed, else None."""
         return self.check([doc_id], [text])[0]
+
+    def for_workers(self) -> Contamination:
+        """This without `origins`: what a tokenizing worker needs (its matches are named in the main process)."""
+        return replace(self, origins={})
+
+    def origin(self, match: Match) -> tuple[str, str]:
+        """(evaluation set, example) a `Match` came from: for an id, the id itself; for an n-gram, the name of
+        the first evaluation example holding it."""
+        o, (reason, key) = self.origins, match
+        if reason == "id":
+            return self.against[int(o["id_set"][np.searchsorted(o["ids"], key)])], str(key)
+        example = int(o["hash_example"][np.searchsorted(self.hashes, np.uint64(key))])
+        ends = o["example_ends"]
+        name = o["example_bytes"][ends[example - 1] if example else 0 : ends[example]].tobytes().decode()
+        return self.against[int(o["example_set"][example])], name
 
     def summary(self) -> dict:
         return {
@@ -235,42 +271,77 @@ def build_contamination(
         hashes=z["hashes"],
         against=[*against, *(t.name for t in text_sets)],
         eval_texts=int(z["eval_texts"]),
+        origins={k: z[k] for k in _ORIGINS},
     )
 
 
+_ORIGINS = ("ids", "id_set", "hash_example", "example_set", "example_bytes", "example_ends")
+
+
+class _Hashing:
+    """The n-gram hashes of distinct evaluation texts, each with the index of the first example (text)
+    holding it, hashed 1024 texts at a time; `names` and `sets` are each example's name and set index."""
+
+    def __init__(self, ngram: int):
+        self.ngram, self.seen, self.names, self.sets = ngram, set(), [], []
+        self.batch: list[str] = []
+        self.chunks: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, text: str, name: str, set_index: int) -> None:
+        key = hash(text)  # in-process dedup only (SQuAD repeats a context per question)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.batch.append(text)
+        self.names.append(name)
+        self.sets.append(set_index)
+        if len(self.batch) >= 1024:
+            self.flush()
+
+    def flush(self) -> None:
+        h, owner = ngram_hashes_batch(self.batch, self.ngram)
+        h, first = np.unique(h, return_index=True)  # the first occurrence: the earliest example's
+        self.chunks.append((h, (len(self.names) - len(self.batch) + owner[first]).astype(np.int32)))
+        self.batch = []
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        self.flush()
+        h, first = np.unique(np.concatenate([c[0] for c in self.chunks]), return_index=True)
+        names = [n.encode("utf-8", "backslashreplace") for n in self.names]  # an id's lone surrogate too
+        return {
+            "hashes": h,
+            "hash_example": np.concatenate([c[1] for c in self.chunks])[first],
+            "example_set": np.asarray(self.sets, dtype=np.int32),
+            "example_bytes": np.frombuffer(b"".join(names), dtype=np.uint8),
+            "example_ends": np.cumsum([len(n) for n in names], dtype=np.int64),
+            "eval_texts": np.asarray(len(self.seen)),
+        }
+
+
 def _hash_sets(against: list[str], ngram: int, text_sets: tuple[TextSet, ...]) -> dict[str, np.ndarray]:
-    """The evaluation sets' ids, unique n-gram hashes and text count: what the cache holds."""
-    ids: set[str] = set()
-    chunks: list[np.ndarray] = []
-    seen_texts: set[int] = set()
-    for text_set in text_sets:  # no ids: matched by overlap only (module docstring)
-        texts = [t for t in dict.fromkeys(text_set.texts) if hash(t) not in seen_texts]
-        seen_texts.update(map(hash, texts))
-        chunks.append(np.unique(ngram_hashes_batch(texts, ngram)[0]))
-    for name in against:
-        batch: list[str] = []
+    """The evaluation sets' ids (with their sets), unique n-gram hashes (with their first examples) and
+    text count: what the cache holds. Sets are numbered as `Contamination.against` lists them."""
+    ids: dict[str, int] = {}
+    hashing = _Hashing(ngram)
+    for index, name in enumerate(against):
         read = 0
         for doc in _documents(name):
             read += 1
-            ids.add(doc.id)
-            key = hash(doc.text)  # in-process dedup only (SQuAD repeats a context per question)
-            if key not in seen_texts:
-                seen_texts.add(key)
-                batch.append(doc.text)
-            if len(batch) >= 1024:
-                chunks.append(np.unique(ngram_hashes_batch(batch, ngram)[0]))
-                batch = []
+            ids.setdefault(doc.id, index)
+            hashing.add(doc.text, doc.id, index)
         if not read:  # decontaminated against nothing, unsaid: an empty file, or a glob of empty files
             raise UserError(
                 f"the evaluation set {name} has no text, so it can remove nothing; check --decontaminate "
                 "(a file of its texts, or an asset name)"
             )
-        chunks.append(ngram_hashes_batch(batch, ngram)[0])
-    hashes = np.unique(np.concatenate(chunks)) if chunks else np.empty(0, dtype=np.uint64)
+    for index, text_set in enumerate(text_sets, len(against)):  # no ids: matched by overlap only (docstring)
+        for k, text in enumerate(text_set.texts, 1):
+            hashing.add(text, f"text {k}", index)
+    names = sorted(ids)
     return {
-        "ids": np.array(sorted(ids), dtype=str),
-        "hashes": hashes,
-        "eval_texts": np.asarray(len(seen_texts)),
+        "ids": np.array(names, dtype=str),
+        "id_set": np.array([ids[i] for i in names], dtype=np.int32),
+        **hashing.arrays(),
     }
 
 

@@ -1,7 +1,8 @@
 """Tokenizing chunks of documents in worker processes, results in input order (`data prepare`).
 
-The main process cuts the document stream into chunks of `(id, text, source, repeat)` tuples; each
-worker removes contaminated documents, tokenizes the rest (tiktoken for byte-level BPE tokenizers,
+The main process cuts the document stream into chunks of `(id, text, source, repeat, where)` tuples; each
+worker removes contaminated documents (saying where each was and what it matched: the main process names the
+evaluation set and example, `Tally.remember`), tokenizes the rest (tiktoken for byte-level BPE tokenizers,
 with ids proven identical, `data/fastbpe.py`; otherwise the Rust tokenizer's `encode_batch_fast`),
 wraps each document with bos/eos (when the tokenizer has them) and returns one flat token array
 per chunk with the lengths, sources and passes of the documents it kept. `ordered_results` hands
@@ -26,12 +27,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from encoderlab.data.decontaminate import Contamination
+from encoderlab.data.decontaminate import Contamination, Match
 from encoderlab.data.fastbpe import TiktokenBPE
 from encoderlab.data.packed import SPLITS
 
-Chunk = list[tuple[str, str, int, int]]
-"""Documents as (id, text, source index, repeat pass)."""
+Chunk = list[tuple[str, str, int, int, str]]
+"""Documents as (id, text, source index, repeat pass, where: `Document.where`)."""
 
 
 class ChunkResult(NamedTuple):
@@ -48,6 +49,9 @@ class ChunkResult(NamedTuple):
     """Source index of each kept document."""
     repeats: np.ndarray
     """Repeat pass of each kept document (0 = first pass)."""
+    removed: tuple[tuple[str, Match], ...] = ()
+    """Each document removed by decontamination, in order: where it is (FILE:LINE, or its id) and what it
+    matched (`Contamination.origin` names the set and example in the main process)."""
 
 
 _W: dict = {}
@@ -122,10 +126,11 @@ def tokenize_chunk(docs: Chunk) -> ChunkResult:
     """Tokenize one chunk in a worker set up by `init_worker` (see the module docstring)."""
     contam: Contamination = _W["contam"]
     counts = {"id": 0, "ngram": 0, "empty": 0}
-    reasons = contam.check([d[0] for d in docs], [d[1] for d in docs])
-    for reason in filter(None, reasons):
+    matches = contam.matches([d[0] for d in docs], [d[1] for d in docs])
+    removed = tuple((d[4] or d[0], m) for d, m in zip(docs, matches) if m is not None)
+    for _, (reason, _key) in removed:
         counts[reason] += 1
-    clean = [d for d, reason in zip(docs, reasons) if reason is None]
+    clean = [d for d, m in zip(docs, matches) if m is None]
     encoded = _W["encode"]([d[1] for d in clean])
     kept = [i for i, x in enumerate(encoded) if x]
     counts["empty"] = len(clean) - len(kept)
@@ -135,7 +140,7 @@ def tokenize_chunk(docs: Chunk) -> ChunkResult:
     tokens, lengths = _wrap(flat, body, _W["bos"], _W["eos"])
     sources = np.array([clean[i][2] for i in kept], dtype=np.int64)
     repeats = np.array([clean[i][3] for i in kept], dtype=np.int64)
-    return ChunkResult(tokens, lengths, counts, chunk_digest(docs, _W["names"]), sources, repeats)
+    return ChunkResult(tokens, lengths, counts, chunk_digest(docs, _W["names"]), sources, repeats, removed)
 
 
 def _wrap(
@@ -162,7 +167,7 @@ def _wrap(
 def chunks(docs, size: int, max_docs: int | None):
     """The document stream cut into chunks of `size` (at most `max_docs` documents in all)."""
     docs = itertools.islice(docs, max_docs) if max_docs is not None else docs
-    while chunk := [(d.id, d.text, d.source, d.repeat) for d in itertools.islice(docs, size)]:
+    while chunk := [(d.id, d.text, d.source, d.repeat, d.where) for d in itertools.islice(docs, size)]:
         yield chunk
 
 
@@ -198,6 +203,9 @@ class Tally:
     unique: dict[str, list[int]]
     max_token_id: int = -1
     removed: dict[str, int] = field(default_factory=lambda: {"id": 0, "ngram": 0, "empty": 0})
+    first_removed: dict[str, dict] = field(default_factory=dict)
+    """Per evaluation set, its first removed document: `at` (FILE:LINE, or its id), `by` (id or ngram) and
+    the `example` it matched; in the order first met. In progress.json with the rest, so a resume keeps it."""
     passes: list[list[int]] = field(default_factory=list)
     """Per source, [pass, position in it] (mixtures that hold out per source, `data/holdout.py`)."""
 
@@ -212,6 +220,14 @@ class Tally:
         for into, mask in ((self.tokens, slice(None)), (self.unique, first)):
             counts = np.bincount(sources[mask], weights=lengths[mask], minlength=n)
             into[split] = [a + int(b) for a, b in zip(into[split], counts)]
+
+    def remember(self, result: ChunkResult, contam: Contamination) -> None:
+        """Count `result`'s removals and remember each evaluation set's first one."""
+        for k in self.removed:
+            self.removed[k] += result.counts[k]
+        for where, match in result.removed:
+            name, example = contam.origin(match)
+            self.first_removed.setdefault(name, {"at": where, "by": match[0], "example": example})
 
     def see(self, tokens: np.ndarray) -> None:
         if len(tokens):

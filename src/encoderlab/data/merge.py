@@ -31,7 +31,7 @@ from encoderlab.data.freshness import as_read, held_commit, held_revisions, iden
 from encoderlab.data.holdout import held_out_count, holds_out_everything
 from encoderlab.data.mirrorpin import read_unpinned
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
-from encoderlab.data.prepmetrics import first_skipped
+from encoderlab.data.prepmetrics import first_removed, first_skipped
 from encoderlab.data.shard import merged_folder
 from encoderlab.data.target import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
@@ -373,6 +373,7 @@ def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) 
     decontam = dict(first["decontamination"])
     for key in ("removed_by_id", "removed_by_ngram"):
         decontam[key] = sum(m["decontamination"][key] for m in metas)
+    decontam["first_removed"] = first_removed([m["decontamination"] for m in metas])
     keep = (
         "format",
         "format_version",

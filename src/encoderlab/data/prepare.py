@@ -366,8 +366,7 @@ def _take(
 ) -> int:
     """Append a tokenized chunk to the train and val files (the split drawn by position, `data/holdout.py`)
     and count it; returns the documents kept so far."""
-    for k in tally.removed:
-        tally.removed[k] += result.counts[k]
+    tally.remember(result, job.contam)
     if repeats_documents(job.cfg.stop, len(job.cfg.sources)):
         to_val, to_train = split_per_source(result.sources, result.repeats, job.val_fraction, tally.passes)
     else:
@@ -409,7 +408,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
     tokenizer_json = tmp / "tokenizer" / "tokenizer.json"
     fast, why_not = tiktoken_bpe(tokenizer_json.read_text(encoding="utf-8"))
     log.info("tokenizing with %s", "tiktoken (same ids)" if fast else f"tokenizers ({why_not} for tiktoken)")
-    initargs = (str(tokenizer_json), fast, bos, eos, dtype.name, job.contam, ids.names)
+    initargs = (str(tokenizer_json), fast, bos, eos, dtype.name, job.contam.for_workers(), ids.names)
     docs = mix_documents(
         cfg.sources, seed=cfg.seed, stop=cfg.stop, on_error=cfg.on_error, stats=stats, shard=job.shard
     )
@@ -469,6 +468,7 @@ def _meta(job: _Job, splits, stats, tally: Tally, bos, eos, resumed_after, elaps
             **job.contam.summary(),
             "removed_by_id": tally.removed["id"],
             "removed_by_ngram": tally.removed["ngram"],
+            "first_removed": tally.first_removed,  # outside the identity (`packed.identity`): no key moves
         },
         "empty_after_tokenization": tally.removed["empty"],
         "resumed_after_docs": resumed_after,

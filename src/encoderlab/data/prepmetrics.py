@@ -60,6 +60,18 @@ def first_skipped(sources: list) -> dict[str, str]:
     return first
 
 
+def first_removed(records: list[dict]) -> dict[str, dict]:
+    """Per evaluation set, the first document decontamination removed, over meta.json `decontamination`
+    records in corpus order (a sharded prepare's parts, for `data merge`); a part from before names none."""
+    first: dict[str, dict] = {}
+    for record in records:
+        held = record.get("first_removed")
+        for name, where in held.items() if isinstance(held, dict) else ():
+            if isinstance(where, dict):
+                first.setdefault(name, where)
+    return first
+
+
 def _delta(now: dict, before: dict) -> dict:
     return {
         k: _delta(v, before.get(k, {})) if isinstance(v, dict) else v - before.get(k, 0)
