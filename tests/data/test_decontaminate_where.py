@@ -113,3 +113,34 @@ def test_sigkilled_then_rerun_names_the_same_first_removal(tmp_path, tokenizer_d
     first = {str(ev): {"at": f"{corpus}:6", "by": "ngram", "example": f"{ev}:1"}}
     for folder in (clean, out):
         assert json.loads((folder / "meta.json").read_text())["decontamination"]["first_removed"] == first
+
+
+def test_a_merge_of_sharded_parts_names_each_sets_first_removal_over_the_whole_corpus(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    monkeypatch,
+):
+    from encoderlab.data.merge import merge
+    from encoderlab.data.shard import Shard
+
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    a, b = (
+        write_jsonl(tmp_path / f"{n}.jsonl", [{"text": random_words(s, 40)}])
+        for n, s in (("a", 907), ("b", 908))
+    )
+    corpus = tmp_path / "corpus"
+    for f in range(4):  # a's text in files 0 and 3, b's in file 3 only: the parts hold files 0-1 and 2-3
+        records = [{"text": random_words(100 * f + i, 30)} for i in range(8)]
+        records[2 + f] = {"text": random_words(907, 40)} if f in (0, 3) else records[2 + f]
+        records[1] = {"text": random_words(908, 40)} if f == 3 else records[1]
+        write_jsonl(corpus / f"part{f}.jsonl", records)
+    cfg = PrepareConfig(sources=(SourceConfig(location=str(corpus)),), tokenizer=str(tokenizer_dir),
+                        decontaminate=(str(a), str(b)))  # fmt: skip
+    for i in (1, 0):
+        prepare(cfg, tmp_path / "out", shard=Shard(i, 2), workers=1, chunk_docs=5, progress=False)
+    d = read_meta(merge(tmp_path / "out"))["decontamination"]
+    assert d["first_removed"] == {
+        str(a): {"at": f"{corpus / 'part0.jsonl'}:3", "by": "ngram", "example": f"{a}:1"},
+        str(b): {"at": f"{corpus / 'part3.jsonl'}:2", "by": "ngram", "example": f"{b}:1"},
+    }
+    assert d["removed_by_ngram"] == 3
