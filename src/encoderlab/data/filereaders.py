@@ -56,13 +56,19 @@ class Document(NamedTuple):
 class _Bad(Exception):
     """A record or file that cannot be read; message names where, `fix` overrides the generic fix, and
     `plain` is that fix without `--on-error skip`, for commands that have no such flag
-    (`on_error="refuse"`); `missing`: what `MissingTextField` says of a text field that is not there."""
+    (`on_error="refuse"`); `missing`: what `MissingTextField` says of a text field that is not there;
+    `whole_file`: met on a line but the file's fault (UTF-16): skipped, the rest of the file goes too."""
 
     def __init__(
-        self, message: str, fix: str | None = None, plain: str | None = None, missing: tuple | None = None
+        self,
+        message: str,
+        fix: str | None = None,
+        plain: str | None = None,
+        missing: tuple | None = None,
+        whole_file: bool = False,
     ):
         super().__init__(message)
-        self.fix, self.plain, self.missing = fix, plain, missing
+        self.fix, self.plain, self.missing, self.whole_file = fix, plain, missing, whole_file
 
 
 class MissingTextField(UserError):
@@ -152,7 +158,7 @@ def _decode(raw: bytes, where: str, path: Path, first: bool = False) -> str:
             1
         ]:  # the whole file is UTF-16 (Notepad's "Unicode"): `iconv -f latin1` made mojibake
             fix = save_as_utf8(path, utf16=True)  # and skipping its lines would skip them all
-            raise _Bad(f"{where} is UTF-16 text, not UTF-8", fix, fix) from None
+            raise _Bad(f"{where} is UTF-16 text, not UTF-8", fix, fix, whole_file=True) from None
         fix = save_as_utf8(path)
         raise _Bad(
             f"{where} is not UTF-8 (byte {exc.start})",
@@ -232,7 +238,9 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
                 if b"\\u" in raw:  # only an escape can hold a lone surrogate
                     _check_surrogates(text, f"{where} field '{cfg.text_field}'")
             except _Bad as exc:
-                _handle(exc, on_error, stats, record=True)
+                _handle(exc, on_error, stats, record=not exc.whole_file)
+                if exc.whole_file:
+                    return
                 continue
             rid = record.get(cfg.id_field)
             yield Document(f"{id_prefix}{rid}" if rid is not None else where, text, where=where)
@@ -269,7 +277,7 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
                 text = _decode(f.read(), str(path), path, first=True)
                 yield Document(str(path), text.replace("\r\n", "\n").replace("\r", "\n"))
             except _Bad as exc:
-                _handle(exc, on_error, stats, record=True)
+                _handle(exc, on_error, stats, record=not exc.whole_file)
             return
         lines = _decoded_lines(f, path, on_error, stats)
         if cfg.txt_unit == "line":
@@ -289,11 +297,16 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
 
 
 def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str]]:
+    """The lines of a .txt file as text; one that is no UTF-8 is refused or skipped alone, but a UTF-16 file
+    is skipped whole (one bad file): its later lines decode as UTF-8 (ASCII text's NUL bytes are UTF-8), so
+    `--on-error skip` skipped its first line and trained on the rest as text of NULs ("\x00s\x00e...")."""
     for lineno, raw in enumerate(_lines(f), 1):
         try:
             yield lineno, _decode(raw, f"{path}:{lineno}", path, first=lineno == 1)
         except _Bad as exc:
-            _handle(exc, on_error, stats, record=True)
+            _handle(exc, on_error, stats, record=not exc.whole_file)
+            if exc.whole_file:
+                return
 
 
 def _lines(f, size: int = 1 << 20) -> Iterator[bytes]:
