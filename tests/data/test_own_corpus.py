@@ -3,6 +3,8 @@ one's own (mixed encodings, kinds and sizes) was read wrong or said wrong."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
 from prepare_fixtures import prepare_cli
@@ -50,3 +52,34 @@ def test_a_utf16_file_skipped_is_skipped_whole_not_trained_on_as_nul_text(
     (source,) = read_meta(tmp_path / "out")["sources"]
     assert (source["bad_files"], source["bad_records"]) == (1, 0)
     assert source["first_skipped"]["bad_files"] == f"{corpus / name}:1 is UTF-16 text, not UTF-8"
+
+
+@pytest.mark.parametrize("suffix", [".jsonl.gz", ".txt.bz2"])
+def test_an_empty_compressed_shard_is_refused_or_skipped_not_read_as_an_empty_file(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+    suffix,
+):
+    """A 0-byte `.jsonl.gz` (a shard whose download was cut short) holds no gzip stream, but gzip and bz2 read
+    it as empty: the corpus lacked that shard without a word, where a 0-byte `.xz` was refused (its reader checks)."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("a good paragraph of text\n\nanother good one\n")
+    (corpus / f"b{suffix}").write_bytes(b"")
+    code, err = prepare_cli(corpus / f"b{suffix}", tokenizer_dir, tmp_path / "out", capsys)
+    assert_one_line(
+        code, err, rf"cannot read \S*b{re.escape(suffix)} \(0 bytes, so no \.{suffix.rsplit('.', 1)[1]} data"
+    )
+    assert not (tmp_path / "out").exists()
+    if suffix == ".jsonl.gz":
+        assert_printed_as_documented("empty-compressed-corpus", err, tmp_path)
+    code, err = prepare_cli(corpus, tokenizer_dir, tmp_path / "out", capsys, "--on-error", "skip")
+    assert code == 0, err
+    (source,) = read_meta(tmp_path / "out")["sources"]
+    assert source["bad_files"] == 1 and source["first_skipped"]["bad_files"].startswith(
+        f"cannot read {corpus}/b{suffix}"
+    )

@@ -140,6 +140,9 @@ def _open_hashed(path: Path, stats: SourceStats) -> Iterator[io.BufferedIOBase]:
         io.BufferedReader(raw, buffer_size=1 << 20) as stored,
         contextlib.closing(decompressed(path, stored)) as content,
     ):
+        if path.suffix.lower() in COMPRESSIONS and not os.fstat(raw.raw.fileno()).st_size:
+            # gzip and bz2 read 0 bytes as an empty stream: a shard whose download was cut short went unsaid
+            raise EOFError(f"0 bytes, so no {path.suffix} data: a download cut short leaves that")
         yield content
 
 
