@@ -47,6 +47,8 @@ def test_meta_and_the_summary_line_name_the_first_removed_document_and_the_examp
     assert d["first_removed"] == {str(ev): {"at": at, "by": "ngram", "example": f"{ev}:2"}}
     (line,) = [x for x in err.splitlines() if "decontamination removed" in x]
     assert line.startswith("encoderlab: note: decontamination removed 2 document(s)") and at in line, line
+    (last,) = [json.loads(x) for x in (tmp_path / "o" / "metrics.jsonl").read_text().splitlines()][-1:]
+    assert last["total"]["first_removed"] == d["first_removed"]
     assert f"{ev}:2" in line
     code, err = cli(argv, capsys)  # a rerun that does nothing says it again
     assert code == 0 and at in err

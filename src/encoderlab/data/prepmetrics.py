@@ -5,7 +5,8 @@ documents: the "every N documents" of one huge file, and the files finished in t
 many shards), and one for the chunks after the last checkpoint, at the end. A line holds what that span
 read and wrote (`documents`, `tokens`, `skipped` and `removed` by reason, `files_done`: the files read to
 their end since the line before), the file being read (`reading`), the seconds since this process started,
-and the running totals (`total`), with where the first document of each skip reason is (`first_skipped`).
+and the running totals (`total`), with where the first document of each skip reason is (`first_skipped`) and
+each evaluation set's first removed document (`first_removed`, meta.json's).
 `step` is the chunks tokenized so far, progress.json's `chunks`.
 
 Writer: the trainer's `JsonlSink` (`jsonlines.py`, core) (one JSON object per line, flushed, a torn last line skipped on read),
@@ -112,6 +113,7 @@ class PrepareLog:
             **now,
             "files_done": len(self._done) + len(done),
             "first_skipped": first_skipped(stats),
+            "first_removed": dict(tally.first_removed),  # as in meta.json: a resume keeps it (the tally)
         }
         self._sink.log(record)
         self._before, self._done = now, self._done | set(done)
