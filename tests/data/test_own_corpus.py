@@ -83,3 +83,23 @@ def test_an_empty_compressed_shard_is_refused_or_skipped_not_read_as_an_empty_fi
     assert source["bad_files"] == 1 and source["first_skipped"]["bad_files"].startswith(
         f"cannot read {corpus}/b{suffix}"
     )
+
+
+def test_a_paragraph_with_a_line_skipped_as_not_utf8_is_skipped_whole_not_joined_around_it(tmp_path):
+    """`--on-error skip` on a .txt paragraph holding a Latin-1 line dropped that line and joined the lines
+    around it into one document, trained on as a paragraph that was never written; a document is the unit."""
+    from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents
+
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"first line\ncaf\xe9 in Latin-1\nthird line\n\na clean paragraph\n\nlast\n")
+
+    def texts(unit: str) -> tuple[list[str], int]:
+        stats = SourceStats(str(path))
+        cfg = SourceConfig(location=f"{path}", txt_unit=unit)
+        return [d.text for d in iter_documents(cfg, stats, on_error="skip")], stats.bad_records
+
+    assert texts("paragraph") == (["a clean paragraph", "last"], 1)
+    assert texts("line") == (
+        ["first line", "third line", "a clean paragraph", "last"],
+        1,
+    )  # lines are the unit

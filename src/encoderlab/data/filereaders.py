@@ -285,24 +285,29 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
         lines = _decoded_lines(f, path, on_error, stats)
         if cfg.txt_unit == "line":
             for lineno, line in lines:
-                yield Document(f"{path}:{lineno}", line.rstrip("\r\n"))
+                if line is not None:
+                    yield Document(f"{path}:{lineno}", line.rstrip("\r\n"))
             return
-        start, para = 0, []
+        start, para, spoiled = 0, [], False
         for lineno, line in lines:  # paragraphs: runs of lines up to a blank (whitespace-only) line
-            if line.strip():
+            if line is None:  # a skipped line drops its paragraph whole (it was joined around the gap)
+                para, spoiled = [], True
+            elif line.strip():
                 start = start if para else lineno
-                para.append(line.rstrip("\r\n"))  # joined by "\n" below: a CRLF file reads as its LF twin
-            elif para:
-                yield Document(f"{path}:{start}", "\n".join(para))
-                para = []
+                para += [] if spoiled else [line.rstrip("\r\n")]  # joined by "\n": CRLF reads as its LF twin
+            else:
+                if para:
+                    yield Document(f"{path}:{start}", "\n".join(para))
+                para, spoiled = [], False
         if para:
             yield Document(f"{path}:{start}", "\n".join(para))
 
 
-def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str]]:
+def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str | None]]:
     """The lines of a .txt file as text; one that is no UTF-8 is refused or skipped alone, but a UTF-16 file
     is skipped whole (one bad file): its later lines decode as UTF-8 (ASCII text's NUL bytes are UTF-8), so
-    `--on-error skip` skipped its first line and trained on the rest as text of NULs ("\x00s\x00e...")."""
+    `--on-error skip` skipped its first line and trained on the rest as text of NULs ("\x00s\x00e..."). A line
+    skipped is yielded as None, so the paragraph reader drops the paragraph holding it."""
     for lineno, raw in enumerate(_lines(f), 1):
         try:
             yield lineno, _decode(raw, f"{path}:{lineno}", path, first=lineno == 1)
@@ -310,6 +315,7 @@ def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator
             _handle(exc, on_error, stats, record=not exc.whole_file)
             if exc.whole_file:
                 return
+            yield lineno, None
 
 
 def _lines(f, size: int = 1 << 20) -> Iterator[bytes]:
