@@ -58,3 +58,6 @@ def test_a_resume_with_the_text_set_under_another_name_continues_when_its_texts_
     assert prepared_bytes(out) == prepared_bytes(clean)
     info = read_meta(out)["decontamination"]
     assert info["against"] == ["task-test:b/mine.yaml"] and info["removed_by_ngram"] == 1
+    # named as now, though the removal was made before the move: a checkpoint keeps the set by its position
+    assert list(info["first_removed"]) == ["task-test:b/mine.yaml"]
+    assert info["first_removed"]["task-test:b/mine.yaml"]["example"] == "text 1"

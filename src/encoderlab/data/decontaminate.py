@@ -169,16 +169,16 @@ class Contamination:
         """This without `origins`: what a tokenizing worker needs (its matches are named in the main process)."""
         return replace(self, origins={})
 
-    def origin(self, match: Match) -> tuple[str, str]:
-        """(evaluation set, example) a `Match` came from: for an id, the id itself; for an n-gram, the name of
-        the first evaluation example holding it."""
+    def origin(self, match: Match) -> tuple[int, str]:
+        """(evaluation set, as its position in `against`; example) a `Match` came from: for an id, the id
+        itself; for an n-gram, the name of the first evaluation example holding it."""
         o, (reason, key) = self.origins, match
         if reason == "id":
-            return self.against[int(o["id_set"][np.searchsorted(o["ids"], key)])], str(key)
+            return int(o["id_set"][np.searchsorted(o["ids"], key)]), str(key)
         example = int(o["hash_example"][np.searchsorted(self.hashes, np.uint64(key))])
         ends = o["example_ends"]
         name = o["example_bytes"][ends[example - 1] if example else 0 : ends[example]].tobytes().decode()
-        return self.against[int(o["example_set"][example])], name
+        return int(o["example_set"][example]), name
 
     def summary(self) -> dict:
         return {

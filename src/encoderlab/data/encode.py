@@ -204,8 +204,10 @@ class Tally:
     max_token_id: int = -1
     removed: dict[str, int] = field(default_factory=lambda: {"id": 0, "ngram": 0, "empty": 0})
     first_removed: dict[str, dict] = field(default_factory=dict)
-    """Per evaluation set, its first removed document: `at` (FILE:LINE, or its id), `by` (id or ngram) and
-    the `example` it matched; in the order first met. In progress.json with the rest, so a resume keeps it."""
+    """Per evaluation set, by its position in the sets (`Contamination.against`: a resumed recipe has the same
+    sets, though a task file's set may be named by another path now), its first removed document: `at`
+    (FILE:LINE, or its id), `by` (id or ngram) and the `example` it matched; in the order first met. In
+    progress.json with the rest, so a resume keeps it; `named` gives it by the sets' names."""
     passes: list[list[int]] = field(default_factory=list)
     """Per source, [pass, position in it] (mixtures that hold out per source, `data/holdout.py`)."""
 
@@ -226,8 +228,12 @@ class Tally:
         for k in self.removed:
             self.removed[k] += result.counts[k]
         for where, match in result.removed:
-            name, example = contam.origin(match)
-            self.first_removed.setdefault(name, {"at": where, "by": match[0], "example": example})
+            index, example = contam.origin(match)
+            self.first_removed.setdefault(str(index), {"at": where, "by": match[0], "example": example})
+
+    def named(self, against: list[str]) -> dict[str, dict]:
+        """`first_removed` by the names of the sets `against` (meta.json's, metrics.jsonl's)."""
+        return {against[int(i)]: where for i, where in self.first_removed.items()}
 
     def see(self, tokens: np.ndarray) -> None:
         if len(tokens):

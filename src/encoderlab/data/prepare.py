@@ -414,7 +414,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
     )
     chunks = encode.chunks(docs, job.chunk_docs, cfg.max_docs)
     bar = tqdm(desc="prepare", unit="doc", disable=not job.progress, smoothing=0.1)
-    metrics = PrepareLog(tmp, resumed_at=resume.get("chunks"))
+    metrics = PrepareLog(tmp, resumed_at=resume.get("chunks"), against=job.contam.against)
     try:
         chain = b""
         for chunk in itertools.islice(chunks, n_chunks):  # re-read what the checkpoint holds
@@ -468,7 +468,9 @@ def _meta(job: _Job, splits, stats, tally: Tally, bos, eos, resumed_after, elaps
             **job.contam.summary(),
             "removed_by_id": tally.removed["id"],
             "removed_by_ngram": tally.removed["ngram"],
-            "first_removed": tally.first_removed,  # outside the identity (`packed.identity`): no key moves
+            "first_removed": tally.named(
+                job.contam.against
+            ),  # outside the identity (`packed.identity`): no key moves
         },
         "empty_after_tokenization": tally.removed["empty"],
         "resumed_after_docs": resumed_after,

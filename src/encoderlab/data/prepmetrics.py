@@ -86,6 +86,8 @@ class PrepareLog:
 
     tmp: Path
     resumed_at: int | None = None
+    against: list[str] = field(default_factory=list)
+    """The evaluation sets' names, for `first_removed` (`Tally.named`)."""
     _sink: JsonlSink = field(init=False)
     _before: dict = field(init=False)
     _done: set = field(init=False)
@@ -113,7 +115,7 @@ class PrepareLog:
             **now,
             "files_done": len(self._done) + len(done),
             "first_skipped": first_skipped(stats),
-            "first_removed": dict(tally.first_removed),  # as in meta.json: a resume keeps it (the tally)
+            "first_removed": tally.named(self.against),  # as in meta.json: a resume keeps it (the tally)
         }
         self._sink.log(record)
         self._before, self._done = now, self._done | set(done)
