@@ -198,6 +198,28 @@ def test_a_logged_count_edited_to_no_count_is_one_line(tmp_path, key, edited):
         read_study(study, "val/mlm15")
 
 
+@pytest.mark.parametrize("kept", [12, 0])
+def test_a_finished_runs_metrics_cut_short_are_refused_and_create_nothing(tmp_path, capsys, kept):
+    """A finished run's metrics.jsonl cut after step 12 of 20 was advised at the tokens and FLOPs of the cut (a
+    rung no run trained at), its step-10 evaluation read as its final val/mlm15; emptied, it said "has no
+    val/mlm15 ...; finish the study" of a finished study (found by using advise on a real study, 2026-12-07)."""
+    from encoderlab.cli import main
+
+    study, out = tmp_path / "study", tmp_path / "advice"
+    write_pretrain_node(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
+    metrics = next(study.glob("nodes/pretrain/*/run/metrics.jsonl"))
+    metrics.write_text("".join(line + "\n" for line in metrics.read_text().splitlines()[:kept]))
+    with pytest.raises(SystemExit):
+        main(["advise", str(study), "--target-flops", "1e15", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(
+        f"{metrics}: its last step is {kept} of the run's 20 (cut short or damaged since training wrote it), so the "
+        "run's tokens, FLOPs and final metrics are unknown; restore the file as training wrote it"
+    )
+    assert not out.exists()
+
+
 def test_a_refused_ladder_names_the_runs_left_out_of_it(tmp_path, capsys):
     """A study whose CLM runs were still training was refused as "the ladder has one schedule (MLM-40) ...
     add runs of another schedule", though it had them: the note naming the unfinished runs was never printed."""

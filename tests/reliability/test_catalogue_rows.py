@@ -348,6 +348,7 @@ NAMED = {
     "advise-flops-on-some-runs": "tests.advise.test_advise_refusals::test_measured_flops_on_some_runs_only_are_refused",
     "advise-study-logged-count-not-a-count": "tests.advise.test_studyread::test_a_logged_count_edited_to_no_count_is_one_line",
     "advise-study-run-without-config": "tests.advise.test_studyread::test_a_finished_run_without_its_config_says_what_to_restore",
+    "advise-study-metrics-cut-short": "tests.advise.test_studyread::test_a_finished_runs_metrics_cut_short_are_refused_and_create_nothing",
     "advise-study-all-continued": "tests.advise.test_studyread::test_a_study_whose_finished_runs_all_continue_a_model_is_refused_for_that",
     "bench-table-result-twice": "tests.bench.test_table::test_bench_table_refuses_a_result_given_twice",
     "bench-cuda-not-visible": "tests.bench.test_train::test_device_cuda_without_a_gpu_names_bench_trains_own_flag",

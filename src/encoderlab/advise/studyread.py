@@ -288,6 +288,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
         if not metric.startswith(FINETUNE) and (why := _diverged(records, metric)) is not None:
             notes.append(f"{node.name}: {why}")
             continue
+        _check_whole(records, metrics, cfg.steps)
         flops = _logged(records, "flops", metrics, none_ok=True)  # training logs null where it measured none
         value, scored_on = _value(node, nodes, records, metric, cfg)
         runs.append(
@@ -321,6 +322,20 @@ def _no_run(study: Path, continued: list[str]) -> str:
         "is on a ladder of sizes and budgets; advise a ladder study of runs from scratch, or a ladder file "
         "(docs/advise.md)"
     )
+
+
+def _check_whole(records: list[dict], metrics: Path, steps: int) -> None:
+    """Refuse a finished run whose metrics.jsonl stops before the run's last step: cut short or damaged since
+    training wrote it (a finished run's file holds one line per step, `train/metrics.py`). D, C and the metric
+    are read off that file, so such a run was advised at the tokens and FLOPs of the cut, a rung no run trained
+    at, with the last evaluation left in the file (an earlier one's) as its final value, and no word said. A
+    diverged run is left out with its note before this check (`_diverged`), whatever its file holds."""
+    last = max((r["step"] for r in records if jsonlines.finite_number(r.get("step"))), default=0)
+    if last < steps:
+        raise UserError(
+            f"{metrics}: its last step is {last:g} of the run's {steps} (cut short or damaged since training "
+            "wrote it), so the run's tokens, FLOPs and final metrics are unknown; restore the file as training wrote it"
+        )
 
 
 def _logged(records: list[dict], key: str, metrics: Path, *, none_ok: bool = False) -> list[float]:
