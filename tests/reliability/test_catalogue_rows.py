@@ -61,6 +61,8 @@ NAMED = {
     "study-model-file-unreadable": "tests.study.test_local_model_keys::test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written",
     "study-model-changed-while-running": "tests.study.test_local_model_recheck::test_a_model_replaced_after_the_graph_is_built_is_refused_before_it_is_loaded",
     "study-model-gone-while-running": "tests.study.test_local_model_recheck::test_a_model_folder_gone_after_the_graph_is_built_is_refused_naming_it",
+    "study-cka-texts-changed-while-running": "tests.study.test_cka_texts_keys::test_a_texts_file_edited_while_the_study_runs_is_refused_and_nothing_is_scored",
+    "study-cka-texts-gone-while-running": "tests.study.test_cka_texts_keys::test_a_texts_file_gone_while_the_study_runs_is_refused_naming_it",
     "init-unfinished-run": "tests.train.test_pretrain_cli::test_a_run_without_its_final_model_is_refused_as_a_start_model",
     "freeze-shared-layers": "tests.model.test_adapters_albert::test_freezing_some_of_albert_s_shared_layers_is_refused_before_the_run_writes",
     "transplant-shared-layers": "tests.analysis.test_adapted::test_a_transplant_of_some_of_albert_s_shared_layers_is_refused_and_writes_nothing",

@@ -121,6 +121,9 @@ class Backend:
     digests (`localmodels.model_files`; {}: not known), handed to the nodes reading it beside their key
     (`Node.aside`), so a node refusing the folder changed since names the files that changed
     (`localmodels.check_model`)."""
+    texts_identity: Callable[[str], str | None] = lambda texts: None
+    """A CKA's `texts` -> the sha256 of the file when it is one on this machine (`localtexts.texts_identity`),
+    which keys its node instead of the path; None: keyed by the name (an asset)."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -377,7 +380,10 @@ def _build_graph(
         deps = tuple(dict.fromkeys(models[m][1] for m in pair_ids if models[m][1]))
         sources = {m: models[m][2] for m in pair_ids if not models[m][1] and models[m][2]}  # compared as is
         local = {m: files[s] for m, s in sources.items() if files.get(s)}
-        cka = CkaNode(analysis=c, models=tuple(pair_ids), sources=sources, source_files=local)
+        texts = backend.texts_identity(c.texts) if keyed else None  # a local file: its content, not its path
+        cka = CkaNode(
+            analysis=c, models=tuple(pair_ids), sources=sources, source_files=local, texts_digest=texts
+        )
         aside = {"source_files": {m: parts[s] for m, s in sources.items() if s in parts}}
         analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cka.data(), deps, aside, cka.key_data()).name)
 

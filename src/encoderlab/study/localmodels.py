@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,7 +139,7 @@ def check_model(
     now = read_model(source, start)
     if now is not None and now.identity == keyed and loaded in (None, keyed):
         return
-    again = f"run `encoderlab study run {typed(study_dir)}` again"
+    again = run_again(study_dir)
     if now is None:
         raise UserError(
             f"model folder {source} is gone since the study's graph was built, which keyed this node by its files; "
@@ -171,8 +171,22 @@ def recheck(
         return
     parts = ctx.node.aside.get("source_files", {})
     files = parts.get(model, {}) if model is not None else parts
-    try:
+    with leaving_nothing(ctx):
         check_model(source, keyed, files, ctx.study_dir, loaded, start)
+
+
+def run_again(study_dir: Path) -> str:
+    """The fix of a node refused for an input changed since the graph was built (a model folder here, a CKA
+    texts file: `localtexts.read_keyed_texts`): the study run again, its graph keyed by the input as it is."""
+    return f"run `encoderlab study run {typed(study_dir)}` again"
+
+
+@contextlib.contextmanager
+def leaving_nothing(ctx: NodeContext) -> Iterator[None]:
+    """Run a node's recheck of an input: refused, the node's folder goes again when the node wrote nothing into
+    it, so a rerun lists no folder of an earlier version and nothing lies under the old key."""
+    try:
+        yield
     except UserError:
         with contextlib.suppress(OSError):  # not empty: a pretraining node's partial run, kept
             ctx.out_dir.rmdir()

@@ -19,7 +19,9 @@ Trade-offs
     (`source_files`); its key holds the identity instead of the path (`key_data`, `Graph.add`), so a model
     replaced in place is evaluated again and a moved one keeps its results. Its marker records the path it
     ran from. A pretraining node continuing such a folder (`PretrainNode.init_files`) is keyed alike: its
-    run's `model.init` is the path it trains from, left out of the key for the files' identity.
+    run's `model.init` is the path it trains from, left out of the key for the files' identity. A CKA node's
+    texts file on this machine is too (`CkaNode.texts_digest`, `study/localtexts.py`): its path is recorded,
+    its content keys.
 """
 
 from __future__ import annotations
@@ -208,16 +210,24 @@ class CkaNode:
     source_files: dict[str, str] = field(default_factory=dict)
     """Model id -> the identity of the files its load reads, for each of `sources` that is a folder on this
     machine (`EvalNode.source_files`); the key holds it in place of that path."""
+    texts_digest: str | None = None
+    """For `analysis.texts` that is a file on this machine, the sha256 of its bytes (`localtexts.texts_identity`),
+    which the key holds in place of its path; None: an asset name. Absent from the data when None: a CKA of an
+    asset's texts keeps its key."""
 
     def data(self) -> dict[str, Any]:
         """The node's config as JSON data (as recorded)."""
         out = {**to_dict(self.analysis), "models": list(self.models)}
         out |= {"sources": dict(self.sources)} if self.sources else {}
+        out |= {"texts_digest": self.texts_digest} if self.texts_digest is not None else {}
         return out | ({"source_files": dict(self.source_files)} if self.source_files else {})
 
     def key_data(self) -> dict[str, Any]:
-        """The layout the node's key hashes: `data()`, the paths of local folders left out (`source_files`)."""
+        """The layout the node's key hashes: `data()`, the paths of local folders (`source_files`) and of a local
+        texts file (`texts_digest`) left out."""
         out = self.data()
+        if self.texts_digest is not None:
+            del out["texts"]
         if self.source_files:
             paths = {m: s for m, s in self.sources.items() if m not in self.source_files}
             out.pop("sources")
@@ -227,10 +237,12 @@ class CkaNode:
     @classmethod
     def of(cls, node: Node) -> CkaNode:
         """The typed config of a CKA node (strict: another shape names the node)."""
-        analysis = {k: v for k, v in node.config.items() if k not in ("models", "sources", "source_files")}
+        own = ("models", "sources", "source_files", "texts_digest")
+        analysis = {k: v for k, v in node.config.items() if k not in own}
         return cls(
             analysis=from_dict(CkaSpec, analysis, where=node.name),
             models=tuple(node.config["models"]),
             sources=dict(node.config.get("sources", {})),
             source_files=dict(node.config.get("source_files", {})),
+            texts_digest=node.config.get("texts_digest"),
         )

@@ -33,6 +33,7 @@ from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
 from encoderlab.study.localmodels import check_loaded, model_files, recheck, recheck_sources
+from encoderlab.study.localtexts import read_keyed_texts, texts_identity
 from encoderlab.study.needs import (
     corpus_sources,
     dataset_decontamination,
@@ -400,14 +401,14 @@ def run_eval(ctx: NodeContext) -> dict:
 def run_cka(ctx: NodeContext) -> dict:
     """Layer-wise CKA of run a against run b, with b's seed twin as the noise baseline."""
     from encoderlab.analysis.cka import compare
-    from encoderlab.analysis.inputs import Encoding, analysis_length, load_model, read_texts
+    from encoderlab.analysis.inputs import Encoding, analysis_length, load_model
     from encoderlab.analysis.plots import write_json
     from encoderlab.atomic import json_safe
     from encoderlab.study.checks import cka_pool_problem
 
     node = CkaNode.of(ctx.node)
     cfg = node.analysis
-    texts = read_texts(cfg.texts)
+    texts = read_keyed_texts(ctx, cfg.texts, node.texts_digest)  # a local file: the one its key holds
     if problem := cka_pool_problem(f"cka {cfg.a}-vs-{cfg.b}", cfg, len(texts)):  # was n = the pool, silently
         raise UserError(problem)
     by_model = {  # a model trained by the study, or a start model compared as is (`CkaNode.sources`)
@@ -490,6 +491,7 @@ def real_backend() -> Backend:
         keyed_sets=keyed_sets,
         model_identity=model_identity,
         model_files=model_files,
+        texts_identity=texts_identity,
         check_start=check_start,
         check_fetched=check_fetched,
     )
