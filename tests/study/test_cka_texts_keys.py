@@ -153,3 +153,14 @@ def test_a_texts_file_gone_while_the_study_runs_is_refused_naming_it(tmp_path):
     assert_printed_as_documented(
         "study-cka-texts-gone-while-running", f"encoderlab: error: {exc.value}\n", tmp_path
     )
+
+
+def test_a_finished_study_resumes_with_its_texts_file_gone(tmp_path):
+    """The file gone, its digest is taken as graph.json recorded it (`absent._recorded_cka_texts`): the finished
+    CKA keeps its key and result (the key fell back to the path, and the resume ran the CKA again, refused
+    as "neither a file nor an asset" by a real study's start checks)."""
+    texts, study, ran = _texts(tmp_path / "texts.txt"), tmp_path / "s", []
+    report = run_study(_spec(texts), study, _backend(ran), progress=False)
+    texts.unlink()
+    assert run_study(_spec(texts), study, _backend(ran), progress=False) == report
+    assert ran == [CKA]

@@ -26,6 +26,12 @@ task files (`needs.file_tasks`); and mixing files read now with files taken from
 to settle a task moved since from the gone file into one that is there. Putting the file back (which
 keeps every node) is the fix, so the partial case is refused rather than half-recorded.
 
+A CKA texts file on this machine is keyed by its content (`study/localtexts.py`); one gone is taken as the
+CKA nodes of graph.json reading that very path recorded it (`_recorded_cka_texts`), as a start model folder
+gone is (`_recorded_models`): a finished CKA keeps its result, and one still to run is refused by the start
+checks, which look for the file. Without that, the key fell back to the path and a finished study resumed
+with its texts file deleted was refused ("... is neither a file nor an asset").
+
 A folder given with `--prepared` is keyed by its content (`study/prepared.py`), read from its meta.json
 when the graph is built. One gone is taken as the study folder recorded it (`recorded_digests`: the
 digest of its prepare node in graph.json, when study.json names the same folder). Only the nodes that
@@ -82,8 +88,10 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
     file is there, or none is recorded (a first run: building the graph then refuses the missing file);
     when only some are gone of the files it recorded, a refusal naming them and the fix."""
     files, absent, gone = spec.eval.task_files, absent_task_files(spec), _gone_starts(spec)
-    nodes = _recorded_nodes(study_dir) if absent or gone else []  # graph.json read once, and only then
+    texts = _gone_texts(spec)
+    nodes = _recorded_nodes(study_dir) if absent or gone or texts else []  # graph.json read once, only then
     backend = _recorded_models(nodes, backend) if gone else backend
+    backend = _recorded_cka_texts(nodes, backend) if texts else backend
     if not absent:
         return backend
     recorded = [EvalNode.of(n) for n in nodes if n.kind == "eval"]
@@ -135,6 +143,25 @@ def _recorded_models(nodes: list[Node], backend: Backend) -> Backend:
     return dataclasses.replace(
         backend, model_identity=lambda source, start: identity(source, start) or recorded[start].get(source)
     )
+
+
+def _gone_texts(spec: StudySpec) -> bool:
+    """Whether a CKA of `spec` reads texts that are neither there nor an asset name (a local file gone)."""
+    from encoderlab.data.assets import ASSETS
+
+    return any(c.texts not in ASSETS and not Path(c.texts).expanduser().exists() for c in spec.cka)
+
+
+def _recorded_cka_texts(nodes: list[Node], backend: Backend) -> Backend:
+    """`backend`, a CKA texts file that is gone identified as the recorded CKA `nodes` reading that very path
+    hold its content (`CkaNode.texts_digest`): a finished CKA keeps its key; one still to run is refused by the
+    start checks, which look for the file (`checks.check_cka_texts`)."""
+    recorded = {c.analysis.texts: c.texts_digest for c in (CkaNode.of(n) for n in nodes if n.kind == "cka")}
+    recorded = {texts: digest for texts, digest in recorded.items() if digest is not None}
+    if not recorded:
+        return backend
+    identity = backend.texts_identity
+    return dataclasses.replace(backend, texts_identity=lambda texts: identity(texts) or recorded.get(texts))
 
 
 def _recorded_texts(nodes: list[Node]) -> str:
