@@ -138,6 +138,31 @@ def init_identity(
     return files_identity(folder, hashed, f"start model {model.init} that the run loads")
 
 
+def final_differs_note(model: ModelSpec, identity: str | None, read: ReadTokenizer) -> str | None:
+    """The note of a start from a finished run folder whose `final/` holds other files than its last checkpoint's
+    `model/`, which the start reads (`start.start_model_folder`; a hand edit of one of them: one save writes both
+    alike), naming both; None otherwise. `identity`: `init_identity` of that start, just hashed, so the cost is
+    one read of `final/` (at disk speed), asked only of a start from a run folder; the trainer trained from the
+    checkpoint without a word, where the user may have meant the `final/` they edited."""
+    if identity is None or not model.init:
+        return None
+    from encoderlab.model.readfiles import files_identity, read_files
+    from encoderlab.model.runlayout import is_run_folder
+
+    run, read_folder = Path(model.init), start_model_folder(model.init)
+    final = run / "final"
+    if not is_run_folder(run) or read_folder == final or not (final / "config.json").is_file():
+        return None
+    hashed = read_files(final, _folder_tokenizer(final, read))
+    if files_identity(final, hashed, f"final model {typed(final)} of model.init") == identity:
+        return None
+    return (
+        f"model.init {model.init} is a run folder whose final model {typed(final)} differs from its last "
+        f"checkpoint's {typed(read_folder)} (edited by hand?); the run starts from the checkpoint's, as `pretrain` "
+        f"continues a run folder; to start from the final model, set model.init={typed(final)}"
+    )
+
+
 @dataclass(frozen=True)
 class ReadTokenizer:
     """The tokenizer a start's load read of its start model folder, handed to `init_identity`."""

@@ -42,7 +42,13 @@ from encoderlab.locks import RUN_LEASE, folder_lock, refuse_live_holder
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
 from encoderlab.outdir import create_output
-from encoderlab.train.build import INIT_VERSION, InitIdentity, data_identity
+from encoderlab.train.build import (
+    INIT_VERSION,
+    InitIdentity,
+    ReadTokenizer,
+    data_identity,
+    final_differs_note,
+)
 from encoderlab.train.config import PlannedPhase, RunConfig, check_until_step
 from encoderlab.train.distributed import (
     World,
@@ -209,6 +215,9 @@ class Trainer:
     def _claim(self, held: contextlib.ExitStack) -> None:
         if self._resumed_from is None:  # a start: every refusal has passed; an unreadable file writes nothing
             self._init = self._init_identity.of_start(self.train_step.start_tokenizer)
+            read = ReadTokenizer(self.train_step.start_tokenizer)
+            if (note := final_differs_note(self.cfg.model, self._init, read)) is not None:
+                print(f"encoderlab: note: {note}", file=sys.stderr)
         create_output(self.run_dir, KIND)
         held.enter_context(
             folder_lock(
