@@ -153,8 +153,11 @@ def final_differs_note(model: ModelSpec, identity: str | None, read: ReadTokeniz
     final = run / "final"
     if not is_run_folder(run) or read_folder == final or not (final / "config.json").is_file():
         return None
-    hashed = read_files(final, _folder_tokenizer(final, read))
-    if files_identity(final, hashed, f"final model {typed(final)} of model.init") == identity:
+    try:  # the start reads none of it: a file it cannot read is no reason to refuse the start
+        hashed = read_files(final, _folder_tokenizer(final, read))
+        if files_identity(final, hashed, f"final model {typed(final)} of model.init") == identity:
+            return None
+    except UserError:
         return None
     return (
         f"model.init {model.init} is a run folder whose final model {typed(final)} differs from its last "
