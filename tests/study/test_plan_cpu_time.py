@@ -5,8 +5,10 @@ in the one test marked `cpu_probe`, which checks only that real steps were timed
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import pytest
+import torch
 
 from encoderlab.cli import main
 from encoderlab.study import cputime
@@ -146,3 +148,34 @@ def test_a_shape_the_trainer_refuses_is_not_timed(no_cuda):
     assert seconds["clm"] is None  # clm25-mlm40's clm steps are clm's (its branch): it trains mlm40 only
     assert seconds["mlm40"] + seconds["clm25-mlm40"] == pytest.approx(device.time.total)
     assert device.line().endswith("which the checks below name): clm")
+
+
+def test_each_shape_is_measured_on_one_thread_and_the_threads_given_back(no_cuda):
+    """CPU time adds up over runs at one thread each, and several threads on a loaded machine wait on each
+    other (a plan under load said 53 h of a study expected at ~2 h 45 min): the probe measures on one, whatever torch had."""
+    seen = []
+
+    def measure(cfg):
+        seen.append(torch.get_num_threads())
+        return _rate(1.0)(cfg)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        time = cputime.plan_device(
+            get_study("paper1-pfs", "demo"), pretraining(get_study("paper1-pfs", "demo")), measure=measure
+        ).time
+        assert seen == [1] * time.shapes and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.cpu_probe
+def test_the_probe_times_steps_by_the_cpu_clock(no_cuda, monkeypatch):
+    """A step's wall time on a loaded machine is mostly its wait for a core: the probe reads the
+    process's CPU clock, here a clock that ticks half a second a reading."""
+    ticks = itertools.count(0.0, 0.5)
+    monkeypatch.setattr(cputime, "cpu_clock", lambda: next(ticks))
+    spec = get_study("paper1-pfs", "demo")
+    _, cfg = cputime.probe_configs(spec, cputime.cpu_runs(spec, pretraining(spec)))["mlm40"][0]
+    assert cputime.probe(cfg).seconds == (0.5,) * cputime.PROBE_STEPS

@@ -13,25 +13,37 @@ where the user saved them. The probe builds each distinct training shape of the 
 size and vocabulary, its batch layout, precision, and each phase's objective and frozen layers: all that
 changes a step's work) as `bench train` does, on synthetic rows of the same length, and runs
 `PROBE_WARMUP` unmeasured then `PROBE_STEPS` measured optimizer steps through the trainer's own
-`TrainStep` (forward, backward, AdamW), in this process and its threads. A run's time is its steps per
-phase x that phase's median measured step, a branch counting only its own steps (as the GPU estimate).
+`TrainStep` (forward, backward, AdamW), in this process on one torch thread (`one_thread`), each step
+timed by the process's CPU clock (`cpu_clock`), not the wall clock. A run's time is its steps per phase x
+that phase's median measured step, a branch counting only its own steps (as the GPU estimate).
+
+Why one thread and the CPU clock: the figure is CPU time, which adds up over runs (`study run --jobs N` on
+N cores runs N nodes of one thread each at once, as the CPU scales are sized: wall time about the total / N).
+A step's wall time on a loaded machine is mostly its wait for a core, and several torch threads there
+wait on each other besides: on a 2-core machine at load average 11, a step of the cpu scale's shape took
+~2.9 s of wall time on one thread and ~10 s on two, where its CPU time was ~0.9 s (measured 2026-12-07),
+near a quiet machine's. The CPU clock still runs slower beside other work (shared caches), which the load
+average printed says.
 
 Trade-offs, which the plan's line states: the probe costs a few seconds per shape (`--no-probe` skips
 it, leaving the GPU figures alone); three steps give a median, and their fastest and slowest give the
 range printed, which says how noisy the machine was, not how a long run drifts, and the load average
-once measured says how busy it was (a run on a quieter machine steps faster); validation passes,
-checkpoints, data preparation and the evaluation's fine-tuning are not timed. A run that starts from a
+once measured says how busy it was (a run on a quieter machine steps somewhat faster); a run given
+several threads (`--jobs` below the cores) spends more CPU time than one thread's, in less wall time;
+validation passes, checkpoints, data preparation and the evaluation's fine-tuning are not timed. A run that starts from a
 model outside the study (`model.init`: its size unknown until loaded) is not probed, nor one whose shape
 the trainer refuses here (too large for its memory: the plan's checks then name it), and shows `?`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import statistics
 import sys
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,7 +66,7 @@ class StepRate:
     """Measured seconds of the optimizer steps of one training shape on this machine."""
 
     seconds: tuple[float, ...]
-    """Wall time of each measured step (`StepResult.seconds`)."""
+    """CPU time of each measured step (`cpu_clock`), on one thread."""
     tokens_per_step: int
     """Tokens one step trains on (`BatchLayout.tokens_per_step`)."""
 
@@ -83,8 +95,6 @@ class CpuTime:
     """The same at each shape's slowest."""
     shapes: int
     """Training shapes probed."""
-    threads: int
-    """Torch's CPU threads during the probe (a run with `--jobs` gets a share of them)."""
     load: float | None = None
     """The machine's 1-minute load average once measured (None: the platform has none): other work on
     its cores slows the steps timed, which the step range alone does not show."""
@@ -168,15 +178,14 @@ def estimate(
     """The CPU time of runs of `configs` (`probe_configs`), each distinct probe config measured once by
     `measure` (`probe`, or a rate a test gives): a phase's seconds are its tokens / the rate's tokens per
     second, so a run of twice the steps takes twice the time."""
-    import torch
-
     rates: dict[RunConfig, StepRate | None] = {}
     seconds: dict[str, float | None] = {}
     low = high = 0.0
     for model, phases in configs.items():
         for _, cfg in phases or ():
             if cfg not in rates:
-                rates[cfg] = _measured(measure, cfg)
+                with one_thread():
+                    rates[cfg] = _measured(measure, cfg)
         if phases is None or any(rates[cfg] is None for _, cfg in phases):
             seconds[model] = None  # a run timed in part has no time: its `?` says so
             continue
@@ -185,9 +194,21 @@ def estimate(
         low += sum(part * fast for part, (fast, _) in parts)
         high += sum(part * slow for part, (_, slow) in parts)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return CpuTime(
-        seconds=seconds, low=low, high=high, shapes=len(rates), threads=torch.get_num_threads(), load=load
-    )
+    return CpuTime(seconds=seconds, low=low, high=high, shapes=len(rates), load=load)
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch on one CPU thread while a shape is measured, its thread count restored after (module
+    docstring: CPU time adds up over runs at one thread each, and threads on a loaded machine wait)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _measured(measure: Callable[[RunConfig], StepRate], cfg: RunConfig) -> StepRate | None:
@@ -207,8 +228,16 @@ def probe(cfg: RunConfig) -> StepRate:
 
     step = TrainStep(cfg)  # writes nothing: no run folder
     step.enter_phase(step.plan[0], 0)
-    times = [step.step(n).seconds for n in range(PROBE_WARMUP + PROBE_STEPS)]
+    times = []
+    for n in range(PROBE_WARMUP + PROBE_STEPS):
+        start = cpu_clock()
+        step.step(n)
+        times.append(cpu_clock() - start)
     return StepRate(seconds=tuple(times[PROBE_WARMUP:]), tokens_per_step=cfg.layout.tokens_per_step)
+
+
+cpu_clock = time.process_time
+"""The clock a step is timed by: this process's CPU time, its batch-preparing thread's too (as a run's)."""
 
 
 UNTIMED = (
@@ -245,8 +274,8 @@ class PlanDevice:
         return (
             f"device: this machine's CPU ({self.why}): pretraining ~{duration_text(t.total)} of CPU time "
             f"(range {duration_text(t.low)} to {duration_text(t.high)}), measured here: {PROBE_STEPS} optimizer "
-            f"steps of each of its {t.shapes} training shapes after {PROBE_WARMUP} warm-up, at "
-            f"{t.threads} CPU thread{'s' if t.threads != 1 else ''}{t.load_text()}, each run's tokens at its shape's median "
+            f"steps of each of its {t.shapes} training shapes after {PROBE_WARMUP} warm-up, on one CPU thread by "
+            f"the CPU clock{t.load_text()}, each run's tokens at its shape's median "
             "step (range: the fastest and slowest step); validation, checkpoints, data preparation and "
             f"evaluation not timed; --no-probe skips it{left}"
         )
