@@ -25,21 +25,29 @@ def _ir_files(tmp_path) -> dict:
     return {"family": "ir", "data": {"train": "train.csv", "test": "test.csv"}, "max_length": 64}
 
 
+def _refused_by_eval_and_check(argv: list, line: str, row: str, tmp_path, capsys) -> None:
+    """`argv` (an eval into tmp_path/e) refused with the one line `line` (a regex), by eval and eval --check
+    alike, as docs/errors.md's row `row` prints it, leaving no output folder."""
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        assert_one_line(code, err, line)
+        assert_printed_as_documented(row, err, tmp_path)
+        assert not (tmp_path / "e").exists()
+
+
 def test_an_id_column_no_split_has_is_refused_not_dropped(tmp_path, capsys):
     # was: accepted, the ids silently hashes of the texts (optional columns are read where a split has them)
     spec = {**_ir_files(tmp_path), "columns": {"query_id": "qid"}}
     path = write_task_file(tmp_path, "task_id_column_missing.yaml", name="my-ir", **spec)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
-    for check in ([], ["--check"]):
-        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
-        assert_one_line(
-            code,
-            err,
-            rf"^encoderlab: error: task file {path}: columns.query_id: no split has column 'qid' \(train split, "
-            r"train.csv: columns query, document\); name a column the data has, or leave query_id out of `columns:`$",
-        )
-        assert_printed_as_documented("task-file-id-column-missing", err, tmp_path)
-        assert not (tmp_path / "e").exists()
+    _refused_by_eval_and_check(
+        argv,
+        rf"^encoderlab: error: task file {path}: columns.query_id: no split has column 'qid' \(train split, "
+        r"train.csv: columns query, document\); name a column the data has, or leave query_id out of `columns:`$",
+        "task-file-id-column-missing",
+        tmp_path,
+        capsys,
+    )
 
 
 def test_an_id_column_some_split_has_is_read(tmp_path):
@@ -205,16 +213,14 @@ def test_epochs_beside_max_steps_is_one_line(tmp_path, capsys):
     finetune = {"epochs": 3, "max_steps": 100}
     path = write_task_file(tmp_path, "lengths.yaml", name="s", **sentiment_files(tmp_path), finetune=finetune)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
-    for check in ([], ["--check"]):
-        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
-        assert_one_line(
-            code,
-            err,
-            rf"^encoderlab: error: task file {path}: finetune: epochs 3 and max_steps 100 both set the run's "
-            r"length, and max_steps would decide alone; keep one \(epochs alone runs that many passes over train\)$",
-        )
-        assert_printed_as_documented("task-file-epochs-and-max-steps", err, tmp_path)
-        assert not (tmp_path / "e").exists()
+    _refused_by_eval_and_check(
+        argv,
+        rf"^encoderlab: error: task file {path}: finetune: epochs 3 and max_steps 100 both set the run's "
+        r"length, and max_steps would decide alone; keep one \(epochs alone runs that many passes over train\)$",
+        "task-file-epochs-and-max-steps",
+        tmp_path,
+        capsys,
+    )
 
 
 def test_a_task_folder_leaves_out_a_study_file_beside_its_task_files(tmp_path):
@@ -237,13 +243,11 @@ def test_a_task_file_given_to_tasks_says_task_file(tmp_path, capsys):
     # lm-evaluation-harness takes a task's YAML
     path = write_task_file(tmp_path, "reviews.yaml", name="reviews", **sentiment_files(tmp_path))
     argv = ["eval", model_folder(tmp_path / "model"), "--tasks", path, "--out", tmp_path / "e"]
-    for check in ([], ["--check"]):
-        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
-        assert_one_line(
-            code,
-            err,
-            rf"^encoderlab: error: task '{path}' is a task file, not a task's name; pass it with --task-file "
-            rf"{path} \(a study: eval: {{task_files: \[{path}\]}}\)$",
-        )
-        assert_printed_as_documented("task-file-given-to-tasks", err, tmp_path)
-        assert not (tmp_path / "e").exists()
+    _refused_by_eval_and_check(
+        argv,
+        rf"^encoderlab: error: task '{path}' is a task file, not a task's name; pass it with --task-file "
+        rf"{path} \(a study: eval: {{task_files: \[{path}\]}}\)$",
+        "task-file-given-to-tasks",
+        tmp_path,
+        capsys,
+    )
