@@ -179,3 +179,22 @@ def test_the_probe_times_steps_by_the_cpu_clock(no_cuda, monkeypatch):
     spec = get_study("paper1-pfs", "demo")
     _, cfg = cputime.probe_configs(spec, cputime.cpu_runs(spec, pretraining(spec)))["mlm40"][0]
     assert cputime.probe(cfg).seconds == (0.5,) * cputime.PROBE_STEPS
+
+
+def test_a_run_over_several_processes_is_timed_one_rank_at_a_time(no_cuda):
+    """A CPU run of layout.world_size 2 (torchrun over gloo) was probed as is, its step refused in one process
+    and the run left `?` as a shape too large for memory; each rank's step is timed, and the run spends two."""
+    overrides = {"precision": "fp32", "device": "cpu"}
+    one = dataclasses.replace(get_study("paper1-pfs", "demo"), run_overrides=overrides)
+    two = dataclasses.replace(one, run_overrides={**overrides, "layout.world_size": 2})
+    ranks = []
+
+    def measure(cfg):
+        ranks.append(cfg.layout.world_size)
+        return _rate(0.5)(cfg)
+
+    time = cputime.plan_device(two, pretraining(two), measure=measure).time
+    assert set(ranks) == {1}
+    assert time.total == pytest.approx(
+        2 * cputime.plan_device(one, pretraining(one), measure=_rate(0.5)).time.total
+    )

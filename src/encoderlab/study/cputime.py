@@ -134,7 +134,8 @@ def probe_configs(
     """Model id -> (tokens it trains on itself, the probe's RunConfig) per phase it trains steps of; None
     for a run of a start model outside the study. A run continuing another of the study is probed at its
     base's size, every run at its dataset's vocabulary (`DataSpec.vocab_size`, as the plan counts its
-    parameters)."""
+    parameters), and one rank of a run over several processes (`layout.world_size`: its step refused in one
+    process, the run was left untimed as a shape refused for its memory)."""
     from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
     from encoderlab.train.schedule import Schedule
 
@@ -159,7 +160,9 @@ def probe_configs(
             probe = RunConfig(  # what changes a step's work, no more: no folder, checkpoint or validation
                 model=ModelSpec(size=size),
                 data=DataConfig(synthetic_vocab=vocab),
-                layout=cfg.layout,
+                # one rank's step (this process is no process group): a run over N processes spends N such
+                # steps' CPU time a step, as its tokens over the rank's give (`estimate`)
+                layout=dataclasses.replace(cfg.layout, world_size=1),
                 optim=cfg.optim,
                 phases=(phase,),
                 scale=cfg.scale,
