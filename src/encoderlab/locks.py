@@ -86,7 +86,7 @@ def holder_alive(holder: dict) -> bool | None:
 
 def same_host(holder: dict) -> bool:
     """Whether the process a lock (or marker) names runs on this host: by the `host_id` it records
-    (`host_id`: name and machine), or, for one without (older encoderlab, `atomic`'s markers), by host name."""
+    (`host_id`: name and machine), or, for one without (written by older encoderlab), by host name."""
     recorded = holder.get("host_id")
     if isinstance(recorded, str):
         return recorded == host_id()
