@@ -329,7 +329,7 @@ def test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched(
     manifest.json: ENCODERLAB_HOME pointed at one's own folder) was deleted; beside it, a file of one's
     own had assets written next to it. Either is refused before anything is downloaded or written."""
     from tests.reliability.test_hostile_inputs import assert_one_line, cli
-    from tests.reliability.treestate import changes, world_state
+    from tests.reliability.treestate import assert_unchanged, world_state
 
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
@@ -351,7 +351,7 @@ def test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched(
         ["assets", f"assets/{mine}", *(["assets/fake"] if "/" in mine else [])]
     )
     assert (home / "assets" / mine).read_text() == "keep me"
-    assert not changes(before, world_state(home.parent))  # no lock file left, nothing touched (mtimes too)
+    assert_unchanged(before)  # no lock file left, nothing touched (mtimes too)
 
 
 def test_a_study_needing_an_asset_beside_a_foreign_cache_entry_gives_the_cache_fix(

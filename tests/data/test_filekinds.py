@@ -6,6 +6,7 @@ import bz2
 import gzip
 import lzma
 import random
+from contextlib import chdir
 from pathlib import Path
 
 import pyarrow as pa
@@ -99,12 +100,15 @@ def test_a_parquet_file_named_as_json_lines_is_named_so(tmp_path):
 def _tokenizer_refused(corpus: Path, tmp_path: Path, capsys) -> tuple[int, str]:
     """(exit code, stderr) of `data tokenizer --source corpus --on-error skip`, which must leave `tmp_path`
     as it was, its --out unmade."""
-    from tests.reliability.test_hostile_inputs import cli, snapshot
+    from tests.reliability.test_hostile_inputs import cli
+    from tests.reliability.treestate import assert_unchanged, world_state
 
-    before = snapshot(tmp_path)
-    argv = ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"]
-    code, err = cli([*argv, "--on-error", "skip"], capsys)
-    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
+    with chdir(tmp_path):  # the working folder is one a refusal may not change
+        before = world_state(tmp_path)
+        argv = ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"]
+        code, err = cli([*argv, "--on-error", "skip"], capsys)
+    assert_unchanged(before)
+    assert not (tmp_path / "t").exists()
     return code, err
 
 
@@ -152,15 +156,17 @@ def _marked(folder: Path, kind: str) -> Path:
     return folder
 
 
-def test_a_prepared_folder_given_as_a_source_names_how_it_is_used(tmp_path, capsys):
+def test_a_prepared_folder_given_as_a_source_names_how_it_is_used(tmp_path, capsys, monkeypatch):
     """`data prepare --source PREPARED` (prepared data taken for a corpus to mix in) said "is a folder encoderlab
     wrote (data prepare), not text; point --source at text files", nothing of what the folder is for: it is
     trained on as it is, the parts of a sharded prepare are merged first, a tokenizer is given as one."""
     from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+    from tests.reliability.treestate import assert_unchanged, world_state
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     prepared = _marked(tmp_path / "prepared", "data prepare")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     argv = ["data", "prepare", "--source", prepared, "--tokenizer", "unused", "--out", tmp_path / "o"]
     code, err = cli(argv, capsys)
     assert_one_line(
@@ -170,7 +176,8 @@ def test_a_prepared_folder_given_as_a_source_names_how_it_is_used(tmp_path, caps
         r"\(data.path=\S+/prepared\), or point --source at text files, such as those it was prepared from",
     )
     assert_printed_as_documented("source-is-prepared-data", err, tmp_path)
-    assert snapshot(tmp_path) == before and not (tmp_path / "o").exists()
+    assert_unchanged(before)
+    assert not (tmp_path / "o").exists()
 
     def refusal(folder: Path) -> str:
         with pytest.raises(UserError) as caught:

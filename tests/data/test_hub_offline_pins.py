@@ -13,7 +13,8 @@ import pytest
 from huggingface_hub import constants
 from tests.data.hub_cache_fixtures import HUB_ID, cache_two_commits, commit_model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.data.hub import HUB_MODELS_ENV, resolve_dataset
 from encoderlab.errors import UserError
@@ -59,13 +60,14 @@ def test_a_pinned_revision_of_a_repo_the_cache_lacks_names_the_download(tmp_path
 def test_a_command_reading_a_revision_the_cache_lacks_is_one_line_and_writes_nothing(
     tmp_path, monkeypatch, capsys
 ):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     cache_two_commits(tmp_path, monkeypatch, commit_model_folder)
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(["export", f"{HUB_ID}@v2", "--out", tmp_path / "x"], capsys)
     expected = _expected(f"{HUB_ID}@v2", "it holds main, v1", f"pin one it holds ({HUB_ID}@main)", tmp_path)
     assert code == 2 and err.strip() == f"encoderlab: error: {expected}", err
     assert_printed_as_documented("model-revision-not-cached", err, tmp_path)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 def test_a_corpus_pinned_offline_names_its_revision_and_the_mirror_download(monkeypatch):

@@ -7,6 +7,7 @@ at whatever the default branch held, with no way to name the weights a study mea
 
 from __future__ import annotations
 
+from contextlib import chdir
 from pathlib import Path
 
 import huggingface_hub
@@ -22,7 +23,8 @@ from tests.data.hub_cache_fixtures import (
     download_record,
 )
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.data.hub import HUB_MODELS_ENV
 from encoderlab.data.hubmodels import MODEL_FILES, bad_revision, check_model_repo, is_hub_id, split_revision
@@ -110,15 +112,17 @@ def test_a_pinned_revision_is_downloaded_at_that_revision(hub):
     assert hub == [(HUB_ID, "v1"), (HUB_ID, None)]
 
 
-def test_a_revision_the_hub_lacks_is_one_line_and_writes_nothing(hub, tmp_path, capsys):
-    before = snapshot(tmp_path)
+def test_a_revision_the_hub_lacks_is_one_line_and_writes_nothing(hub, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
+    before = world_state(tmp_path)
     code, err = cli(["export", f"{HUB_ID}@v9", "--out", tmp_path / "x"], capsys)
     assert code == 2 and err.strip() == (
         f"encoderlab: error: model '{HUB_ID}' has no revision 'v9' on the Hugging Face hub; fix the @v9 of "
         f"{HUB_ID}@v9 (a commit sha, branch or tag of the repo)"
     ), err
     assert_printed_as_documented("hub-model-revision-not-found", err, tmp_path)
-    assert not (tmp_path / "x").exists() and snapshot(tmp_path) == before
+    assert not (tmp_path / "x").exists()
+    assert_unchanged(before)
 
 
 def test_a_study_asks_the_hub_for_the_pinned_revision(tmp_path, monkeypatch):
@@ -171,11 +175,13 @@ def test_a_mirror_pinned_at_the_commit_it_was_downloaded_at_is_read(mirror):
 
 
 def _refused(tmp_path, capsys, argv: list, expected: str, case: str) -> None:
-    before = snapshot(tmp_path)
-    code, err = cli(argv, capsys)
+    with chdir(tmp_path):  # the working folder is one a refusal may not change
+        before = world_state(tmp_path)
+        code, err = cli(argv, capsys)
     assert code == 2 and err.strip() == f"encoderlab: error: {expected}", err
     assert_printed_as_documented(case, err, tmp_path)
-    assert not (tmp_path / "x").exists() and snapshot(tmp_path) == before
+    assert not (tmp_path / "x").exists()
+    assert_unchanged(before)
 
 
 def test_a_mirror_pin_of_another_commit_is_refused_and_writes_nothing(mirror, tmp_path, capsys):

@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.data import filereaders, filerecords
 from encoderlab.data.freshness import source_change
@@ -63,6 +64,7 @@ def test_a_skipped_file_made_readable_is_refused_and_one_still_unreadable_is_no_
     monkeypatch,
     kind,
 ):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = _folder(tmp_path / "corpus", kind)
     locked = src / f"part1.{kind}"
     out = tmp_path / "o"
@@ -71,9 +73,10 @@ def test_a_skipped_file_made_readable_is_refused_and_one_still_unreadable_is_no_
         assert _prepare(src, tokenizer_dir, out, capsys)[0] == 0
         assert read_meta(out)["sources"][0]["bad_files"] == 1
         assert source_change(read_meta(out)) is None  # still unreadable: no change (parquet: was "is new")
-        before = snapshot(out)
+        before = world_state(out, tmp_path)
         code, _ = _prepare(src, tokenizer_dir, out, capsys)
-        assert code == 0 and snapshot(out) == before
+        assert code == 0
+        assert_unchanged(before)
     code, err = _prepare(src, tokenizer_dir, out, capsys)  # readable now: the folder lacks its documents
     assert_one_line(
         code,
@@ -82,7 +85,7 @@ def test_a_skipped_file_made_readable_is_refused_and_one_still_unreadable_is_no_
         r"by --on-error skip\) and can be now\); nothing was changed: choose another --out, or delete \S+o "
         r"and run the command again$",
     )
-    assert snapshot(out) == before
+    assert_unchanged(before)
 
 
 def test_a_skipped_file_that_is_gone_is_a_change(tmp_path, tokenizer_dir, monkeypatch):  # noqa: F811
@@ -104,11 +107,13 @@ def test_a_val_fraction_that_holds_out_every_document_is_refused_and_leaves_noth
     tmp_path,
     tokenizer_dir,  # noqa: F811
     capsys,
+    monkeypatch,
 ):
     """`--val-fraction 0.999` on a small corpus put every document in val: the folder was written with an
     empty train split, which `pretrain` and `data inspect` then refused as "fewer than one row"."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(20))
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     argv = ["data", "prepare", "--source", corpus, "--tokenizer", tokenizer_dir, "--decontaminate", "none",
             "--workers", "1", "--out", tmp_path / "o"]  # fmt: skip
     code, err = cli([*argv, "--val-fraction", "0.999"], capsys)
@@ -119,7 +124,8 @@ def test_a_val_fraction_that_holds_out_every_document_is_refused_and_leaves_noth
         last,
     ), err
     assert_printed_as_documented("val-fraction-holds-out-everything", last, tmp_path)
-    assert snapshot(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
+    assert_unchanged(before)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
     assert cli(argv, capsys)[0] == 0 and read_meta(tmp_path / "o")["splits"]["train"]["docs"] > 0
 
 
@@ -127,15 +133,17 @@ def test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_chan
     tmp_path,
     tokenizer_dir,  # noqa: F811
     capsys,
+    monkeypatch,
 ):
     """A folder dropped a `.jsonl` symlink whose target was gone (shared storage unmounted) without a word,
     and its documents with it; a glob read it, but `--on-error skip` left a folder every rerun refused as
     changed ("is gone"), the skipped link's stat failing as its open had."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = _folder(tmp_path / "corpus")
     (src / "shared.jsonl").symlink_to(tmp_path / "unmounted" / "shared.jsonl")
     argv = ["data", "prepare", "--source", src, "--tokenizer", tokenizer_dir, "--decontaminate", "none"]
     argv += ["--workers", "1", "--out", tmp_path / "o"]
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(argv, capsys)
     assert code == 2 and re.fullmatch(  # the last line, after the progress bar's (it is read 4th)
         r"encoderlab: error: cannot read \S+shared.jsonl: it is a symlink to \S+unmounted/shared.jsonl, which "
@@ -143,7 +151,8 @@ def test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_chan
         err.strip().splitlines()[-1],
     ), err
     assert_printed_as_documented("corpus-symlink-to-nothing", err.strip().splitlines()[-1], tmp_path)
-    assert snapshot(tmp_path) == before and not (tmp_path / "o").exists()
+    assert_unchanged(before)
+    assert not (tmp_path / "o").exists()
     for source in (src, f"{src}/*.jsonl"):  # a folder and a glob alike
         out = tmp_path / f"o{len(str(source))}"
         assert _prepare(source, tokenizer_dir, out, capsys)[0] == 0
@@ -155,12 +164,13 @@ def test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_chan
         (tmp_path / "unmounted" / "shared.jsonl").unlink()
 
 
-def test_a_corpus_whose_every_record_was_skipped_as_bad_says_so(tmp_path, tokenizer_dir, capsys):  # noqa: F811
+def test_a_corpus_whose_every_record_was_skipped_as_bad_says_so(tmp_path, tokenizer_dir, capsys, monkeypatch):  # noqa: F811
     """With `--on-error skip`, a corpus whose text field holds ints (every record bad, none empty) was
     refused as "has no non-empty document; check --source", which sent the user looking for empty text."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     write_jsonl(tmp_path / "ints.jsonl", [{"text": i} for i in range(5)])
     pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "ints.parquet")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     for name, skipped in (("ints.jsonl", "5 bad records"), ("ints.parquet", "1 bad file")):
         code, err = _prepare(tmp_path / name, tokenizer_dir, tmp_path / "o", capsys)
         assert_one_line(
@@ -169,7 +179,8 @@ def test_a_corpus_whose_every_record_was_skipped_as_bad_says_so(tmp_path, tokeni
             rf"the corpus \S+{name} has no non-empty document \(--on-error skip skipped {skipped}: rerun "
             r"without it to see the first\); check --source$",
         )
-    assert snapshot(tmp_path) == before and not (tmp_path / "o").exists()
+    assert_unchanged(before)
+    assert not (tmp_path / "o").exists()
     write_jsonl(
         tmp_path / "good.jsonl", corpus_records(5)
     )  # a mixture (`data tokenizer`): the source is named

@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from contextlib import chdir
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 from tests.data.prepare_fixtures import prepare_cli
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.data.merge import merge
 from encoderlab.data.packed import identity
@@ -43,13 +45,19 @@ def _folder_corpus(root, n_files=3):
     return root
 
 
-def test_a_prepare_over_sources_changed_since_is_refused_and_untouched(tmp_path, tokenizer_dir, capsys):  # noqa: F811
+def test_a_prepare_over_sources_changed_since_is_refused_and_untouched(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+    monkeypatch,
+):
     """Was "already holds this recipe; nothing to do": the folder kept the old rows without a word."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(60))
     out = tmp_path / "o"
     assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     _shuffle(src)
-    before = snapshot(out)
+    before = world_state(out, tmp_path)
     code, err = prepare_cli(src, tokenizer_dir, out, capsys)
     assert_one_line(
         code,
@@ -58,7 +66,7 @@ def test_a_prepare_over_sources_changed_since_is_refused_and_untouched(tmp_path,
         r"was changed: choose another --out, or delete \S+o and run the command again",
     )
     assert_printed_as_documented("prepare-over-changed-sources", err, tmp_path)
-    assert snapshot(out) == before
+    assert_unchanged(before)
 
 
 def test_the_same_files_touched_or_copied_back_are_still_nothing_to_do(tmp_path, tokenizer_dir):  # noqa: F811
@@ -128,8 +136,9 @@ def test_a_file_added_to_the_source_a_mixture_ran_out_of_is_refused(tmp_path, to
         prepare(cfg, out, **RUN)
 
 
-def test_a_leftover_part_of_changed_sources_is_refused(tmp_path, tokenizer_dir):  # noqa: F811
+def test_a_leftover_part_of_changed_sources_is_refused(tmp_path, tokenizer_dir, monkeypatch):  # noqa: F811
     """Was reused as done: `data merge` would have joined the old rows."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = _folder_corpus(tmp_path / "corpus", n_files=4)
     out = tmp_path / "o"
     part = prepare(_cfg(src, tokenizer_dir), out, shard=Shard(0, 2), **RUN)
@@ -139,22 +148,23 @@ def test_a_leftover_part_of_changed_sources_is_refused(tmp_path, tokenizer_dir):
     _shuffle(src / "part3.jsonl")  # another part's file: not this one's change
     assert prepare(_cfg(src, tokenizer_dir), out, shard=Shard(0, 2), **RUN) == part
     _shuffle(src / "part1.jsonl")
-    before = snapshot(part)
+    before = world_state(part, tmp_path)
     with pytest.raises(
         UserError, match=r"00000-of-00002 was prepared from sources that changed since \(\S+part1"
     ):
         prepare(_cfg(src, tokenizer_dir), out, shard=Shard(0, 2), **RUN)
-    assert snapshot(part) == before
+    assert_unchanged(before)
 
 
-def test_merge_refuses_a_part_of_changed_sources(tmp_path, tokenizer_dir, capsys):  # noqa: F811
+def test_merge_refuses_a_part_of_changed_sources(tmp_path, tokenizer_dir, capsys, monkeypatch):  # noqa: F811
     """Was merged: the folder mixed rows of the old files with the new."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = _folder_corpus(tmp_path / "corpus", n_files=4)
     out = tmp_path / "merged"
     for i in (0, 1):
         prepare(_cfg(src, tokenizer_dir), out, shard=Shard(i, 2), **RUN)
     _shuffle(src / "part3.jsonl")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(["data", "merge", "--out", out], capsys)
     assert_one_line(
         code,
@@ -163,7 +173,8 @@ def test_merge_refuses_a_part_of_changed_sources(tmp_path, tokenizer_dir, capsys
         r"delete it and prepare it again with --shard 1/2, then merge",
     )
     assert_printed_as_documented("merge-of-a-stale-part", err, tmp_path)
-    assert snapshot(tmp_path) == before and not out.exists()
+    assert_unchanged(before)
+    assert not out.exists()
     from encoderlab.data.freshness import source_change
 
     shutil.rmtree(shard_dir(out, Shard(1, 2)))  # the fix the line gives
@@ -218,11 +229,12 @@ def test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works(
 def _refused_merge_then_fix(tmp_path, out, capsys, line: str, row: str) -> None:
     """`data merge --out OUT` refused in one line, as errors.md's `row` prints it, with nothing changed;
     then the fix it gives (delete OUT) merges."""
-    before = snapshot(tmp_path)
-    code, err = cli(["data", "merge", "--out", out], capsys)
+    with chdir(tmp_path):  # the working folder is one a refusal may not change
+        before = world_state(tmp_path)
+        code, err = cli(["data", "merge", "--out", out], capsys)
     assert_one_line(code, err, line)
     assert_printed_as_documented(row, err, tmp_path)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
     shutil.rmtree(out)  # the fix the line gives
     assert merge(out) == out
 
@@ -268,7 +280,7 @@ def test_a_relative_source_run_from_another_folder_says_it_is_another_file(
     monkeypatch.chdir(tmp_path / "a")
     assert prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
     monkeypatch.chdir(tmp_path / "b")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = prepare_cli("c.jsonl", tokenizer_dir, out, capsys)
     assert_one_line(
         code,
@@ -276,10 +288,10 @@ def test_a_relative_source_run_from_another_folder_says_it_is_another_file(
         r"o was prepared from sources that changed since \(c.jsonl is \S+/b/c.jsonl here, not \S+/a/c.jsonl, what "
         r"it was prepared from \(a relative path is read from the working folder\)\); nothing was changed",
     )
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
     monkeypatch.chdir(tmp_path / "a")  # where it was prepared: nothing to do
     assert prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 @pytest.mark.parametrize(
@@ -304,9 +316,10 @@ def test_the_same_file_reached_by_another_path_is_the_same_source(
     assert prepare_cli(there.replace("ABS", str(tmp_path)), tokenizer_dir, out, capsys)[0] == 0
     meta = (out / "meta.json").read_text()
     monkeypatch.chdir(tmp_path / "a")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     assert prepare_cli(here, tokenizer_dir, out, capsys)[0] == 0
-    assert snapshot(tmp_path) == before and (out / "meta.json").read_text() == meta
+    assert_unchanged(before)
+    assert (out / "meta.json").read_text() == meta
     _shuffle(tmp_path / "a" / "c.jsonl")
     code, err = prepare_cli(here, tokenizer_dir, out, capsys)
     assert_one_line(

@@ -670,12 +670,13 @@ def test_a_folder_reads_a_symlinked_folder_once_as_a_glob_does(tmp_path):
     assert _texts(SourceConfig(location=str(tmp_path / "corpus" / "**" / "*.txt"))) == ["alpha", "beta"]
 
 
-def test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_nothing(tmp_path, capsys):
+def test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_nothing(
+    tmp_path, capsys, monkeypatch
+):
     """A tokenizer trained into the corpus folder (`data tokenizer --out corpus/tok`), then `--source corpus`:
     its tokenizer.json was read as JSON lines, refused as "not valid JSON; fix or remove it" (a fix that
     breaks the tokenizer), and `--on-error skip` trained on whatever of it parsed."""
-    from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+    from tests.reliability.test_hostile_inputs import assert_refused_unchanged
 
     from encoderlab.outdir import create_output
 
@@ -683,19 +684,16 @@ def test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_
     write_jsonl(corpus / "a.jsonl", [{"text": "alpha beta"}, {"text": "gamma delta"}])
     create_output(corpus / "tok", "data tokenizer")
     (corpus / "tok" / "tokenizer.json").write_text('{\n  "version": "1.0"\n}\n')
-    before = snapshot(tmp_path)
-    code, err = cli(
-        ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"], capsys
-    )
-    assert_one_line(
-        code,
-        err,
+    assert_refused_unchanged(
+        tmp_path,
+        "corpus-holds-an-encoderlab-folder",
+        "data tokenizer --source {w}/corpus --vocab-size 300 --out {w}/t",
         r"\S+corpus/tok, in \S+corpus, is a folder encoderlab wrote \(data tokenizer\), not text: its "
         r"tokenizer.json would be read as a document; move it out of \S+corpus, or point --source at the text "
         r"files only \(a glob of them\)$",
+        capsys,
+        monkeypatch,
     )
-    assert_printed_as_documented("corpus-holds-an-encoderlab-folder", err, tmp_path)
-    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
     with pytest.raises(
         UserError,
         match=r"corpus/tok is a folder encoderlab wrote \(data tokenizer\), not text: give it as a tok",
@@ -710,31 +708,23 @@ def test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_
             _texts(SourceConfig(location=glob), on_error="skip")
 
 
-def test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_it(tmp_path, capsys):
+def test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_it(
+    tmp_path, capsys, monkeypatch
+):
     """A `.json` file holding one object over several lines (`json.dump(..., indent=2)`) was refused at
     line 1 as "not valid JSON (Expecting property name enclosed in double quotes); fix or remove it",
     which names no problem and no fix."""
-    from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+    from tests.reliability.test_hostile_inputs import assert_refused_unchanged
 
     (tmp_path / "obj.json").write_text('{\n  "id": 1,\n  "text": "alpha beta"\n}\n')
-    before = snapshot(tmp_path)
-    code, err = cli(
-        [
-            "data",
-            "tokenizer",
-            "--source",
-            tmp_path / "obj.json",
-            "--vocab-size",
-            "300",
-            "--out",
-            tmp_path / "t",
-        ],
+    err = assert_refused_unchanged(
+        tmp_path,
+        "pretty-printed-json-corpus",
+        "data tokenizer --source {w}/obj.json --vocab-size 300 --out {w}/t",
+        r"obj.json:1 is a lone '\{': the file holds JSON written over several lines",
         capsys,
+        monkeypatch,
     )
-    assert_one_line(code, err, r"obj.json:1 is a lone '\{': the file holds JSON written over several lines")
-    assert_printed_as_documented("pretty-printed-json-corpus", err, tmp_path)
-    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
     fix = err.strip().split("e.g. ", 1)[1]
     assert fix.endswith(f"{tmp_path / 'obj.json'} > {tmp_path / 'obj.jsonl'}")
     python = fix.split(" > ")[0].replace("python", sys.executable, 1)  # the command it gives, run as written
@@ -746,48 +736,37 @@ def test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_
     assert stats.bad_files == 1  # the file, once: not one bad record per line of it
 
 
-def test_a_parquet_file_with_two_text_columns_is_one_line(tmp_path, capsys):
+def test_a_parquet_file_with_two_text_columns_is_one_line(tmp_path, capsys, monkeypatch):
     """pyarrow writes a table with two columns of one name; reading it stopped in a KeyError traceback
     (`schema.field`), and once only the second was a string, in an AttributeError on the first's ints."""
-    from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+    from tests.reliability.test_hostile_inputs import assert_refused_unchanged
 
     table = pa.Table.from_arrays([pa.array([1, 2]), pa.array(["x", "y"])], names=["text", "text"])
     pq.write_table(table, tmp_path / "dup.parquet")
-    before = snapshot(tmp_path)
-    argv = [
-        "data",
-        "tokenizer",
-        "--source",
-        tmp_path / "dup.parquet",
-        "--vocab-size",
-        "300",
-        "--out",
-        tmp_path / "t",
-    ]
-    code, err = cli(argv, capsys)
-    assert_one_line(
-        code, err, r"dup.parquet has 2 columns named 'text'; write it again with one column of that name$"
+    assert_refused_unchanged(
+        tmp_path,
+        "parquet-two-text-columns",
+        "data tokenizer --source {w}/dup.parquet --vocab-size 300 --out {w}/t",
+        r"dup.parquet has 2 columns named 'text'; write it again with one column of that name$",
+        capsys,
+        monkeypatch,
     )
-    assert_printed_as_documented("parquet-two-text-columns", err, tmp_path)
-    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
     stats = SourceStats("d")
     assert _texts(SourceConfig(location=str(tmp_path / "dup.parquet")), stats=stats, on_error="skip") == []
     assert stats.bad_files == 1
 
 
-def test_an_empty_text_field_is_refused_where_the_source_is_read(tmp_path, capsys):
+def test_an_empty_text_field_is_refused_where_the_source_is_read(tmp_path, capsys, monkeypatch):
     """`#text_field=` was taken: each JSON lines file was then refused as "has no field ''" (a fix naming
     no field), and a .txt-only source read on."""
-    from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+    from tests.reliability.test_hostile_inputs import assert_refused_unchanged
 
     write_jsonl(tmp_path / "c.jsonl", [{"text": "alpha"}])
-    before = snapshot(tmp_path)
-    argv = ["data", "tokenizer", "--source", f"{tmp_path / 'c.jsonl'}#text_field=", "--out", tmp_path / "t"]
-    code, err = cli(argv, capsys)
-    assert_one_line(
-        code, err, r"c\.jsonl#text_field=': text_field is empty; name the field holding the text, or drop it"
+    assert_refused_unchanged(
+        tmp_path,
+        "source-text-field-empty",
+        "data tokenizer --source {w}/c.jsonl#text_field= --out {w}/t",
+        r"c\.jsonl#text_field=': text_field is empty; name the field holding the text, or drop it",
+        capsys,
+        monkeypatch,
     )
-    assert_printed_as_documented("source-text-field-empty", err, tmp_path)
-    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()

@@ -19,7 +19,8 @@ import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
 from tests.data.prepare_fixtures import prepare_cli
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 import encoderlab
 from encoderlab.data import freshness, txtscans
@@ -56,15 +57,17 @@ def test_a_folder_prepared_by_older_txt_reading_of_a_file_with_a_cr_is_refused(
     tmp_path,
     tokenizer_dir,  # noqa: F811
     capsys,
+    monkeypatch,
 ):
     """Was "nothing to do": the folder kept the documents a lone `\\r` no longer makes."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = _txt(tmp_path / "mac.txt", "\r")
     out = tmp_path / "o"
     assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     assert read_meta(out)["txt_reading"] == TXT_READING
     assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0  # made by this code: nothing to do
     _made_by_older_code(out / "meta.json")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = prepare_cli(src, tokenizer_dir, out, capsys)
     assert_one_line(
         code,
@@ -74,30 +77,35 @@ def test_a_folder_prepared_by_older_txt_reading_of_a_file_with_a_cr_is_refused(
         r"--out, or delete \S+o and run the command again",
     )
     assert_printed_as_documented("prepare-by-older-txt-reading", err, tmp_path)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 def test_a_folder_prepared_by_older_txt_reading_of_files_without_a_cr_is_still_up_to_date(
     tmp_path,
     tokenizer_dir,  # noqa: F811
     capsys,
+    monkeypatch,
 ):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = _txt(tmp_path / "unix.txt", "\n")
     out = tmp_path / "o"
     assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     _made_by_older_code(out / "meta.json")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0  # read the same: nothing to do
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
-def test_a_tokenizer_trained_by_older_txt_reading_on_a_file_with_a_cr_is_not_reused(tmp_path, capsys):
+def test_a_tokenizer_trained_by_older_txt_reading_on_a_file_with_a_cr_is_not_reused(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = _txt(tmp_path / "mac.txt", "\r")
     argv = ["data", "tokenizer", "--source", str(src), "--vocab-size", "300", "--out", str(tmp_path / "t")]
     assert cli(argv, capsys)[0] == 0
     assert cli(argv, capsys)[0] == 0  # trained by this code: nothing to do
     _made_by_older_code(tmp_path / "t" / SOURCES)
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(argv, capsys)
     assert_one_line(
         code,
@@ -105,23 +113,25 @@ def test_a_tokenizer_trained_by_older_txt_reading_on_a_file_with_a_cr_is_not_reu
         r"t already holds a tokenizer trained on sources that changed since \(\S+mac.txt holds a lone \\r "
         r"\(no \\n after it\), which ends a line since an older encoderlab read it",
     )
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 def test_a_folder_prepared_by_older_txt_reading_of_a_crlf_file_is_still_up_to_date(
     tmp_path,
     tokenizer_dir,  # noqa: F811
     capsys,
+    monkeypatch,
 ):
     """Was refused as "holds a \\r": the reading before `txt_reading` ended lines at `\\r\\n` as this one does
     (only a lone `\\r` reads otherwise), so "nothing to do" was right."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     src = _txt(tmp_path / "crlf.txt", "\r\n")
     out = tmp_path / "o"
     assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
     _made_by_older_code(out / "meta.json")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     assert prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 def _meta_reading(tmp_path, text: bytes, mtimes: bool = True) -> dict:
@@ -218,8 +228,9 @@ def test_a_file_scanned_by_one_command_is_not_read_again_by_the_next_until_it_ch
     """A folder from before `txt_reading` had each of its .txt files read in full by every command over it
     (each `data prepare`, `study run`, `study plan`): the verdict was remembered for the process only. The
     first command here is another process; nothing is written beside the corpus or into the folder."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     meta = _meta_reading(tmp_path, b"a\r\nb\r\n")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     src = Path(encoderlab.__file__).parents[1]
     first = (
         "import json, sys; from encoderlab.data.freshness import reading_change; "
@@ -233,7 +244,7 @@ def test_a_file_scanned_by_one_command_is_not_read_again_by_the_next_until_it_ch
     scans = _counted_scans(monkeypatch)
     assert reading_change(meta) is None
     assert scans == []  # remembered by the command before
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
     (tmp_path / "a.txt").write_bytes(b"a\rb\r\n")  # the same size, other bytes: its mtime and ctime moved
     os.utime(tmp_path / "a.txt", ns=(meta["sources"][0]["files"][0]["mtime_ns"],) * 2)  # the mtime put back
     assert "holds a lone \\r" in reading_change(meta)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from tests.data.hub_cache_fixtures import HUB_ID, SHA_B, cache_two_commits, commit_model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.errors import UserError
 from encoderlab.model.hub import load_pretrained
@@ -83,13 +84,14 @@ def test_a_file_whose_blob_is_gone_names_the_download_of_its_commit(tmp_path, mo
 def test_a_command_reading_a_snapshot_whose_blob_is_gone_is_one_line_and_writes_nothing(
     tmp_path, monkeypatch, capsys
 ):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     storage = cache_two_commits(tmp_path, monkeypatch, _cached_encoderlab_model)
     link = _drop_blob(storage, SHA_B)
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(["export", HUB_ID, "--out", tmp_path / "x"], capsys)
     assert code == 2 and err.strip() == f"encoderlab: error: {_expected(link, SHA_B)}", err
     assert_printed_as_documented("hub-cache-blob-missing", err, tmp_path)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 def _cached_hf_sharded(folder: Path, sha: str) -> None:

@@ -23,7 +23,7 @@ from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
 from tests.reliability.argument_cases import ARGUMENT_CASES
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli
-from tests.reliability.treestate import changes, world_state
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.model.io import save_model_folder
 
@@ -226,9 +226,7 @@ def assert_refused_untouched(world: Path, capsys, monkeypatch, case: str, argv: 
     code, err = cli(argv.format(w=world).split(), capsys)
     assert_refused(code, err, pattern)
     assert_printed_as_documented(case, err, world)
-    assert not changes(before, world_state(world)), (
-        f"a refused command left {changes(before, world_state(world))}"
-    )
+    assert_unchanged(before)
 
 
 @pytest.mark.parametrize("case,argv,pattern", ARGUMENT_CASES, ids=[c[0] for c in ARGUMENT_CASES])

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from tests.eval.conftest import make_tokenizer, vocabulary_texts
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
-from tests.reliability.treestate import changes, world_state
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.cli import main
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
@@ -128,7 +128,7 @@ def test_hostile_data_input_is_one_line(dworld, capsys, monkeypatch, case, argv,
     code, err = cli(argv.format(w=dworld).split(), capsys)
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, dworld)
-    assert not changes(before, world_state(dworld)), changes(before, world_state(dworld))
+    assert_unchanged(before)
 
 
 def test_encoderlab_home_that_is_a_file_is_one_line(dworld, capsys, monkeypatch):
@@ -205,10 +205,11 @@ def test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error(dw
 def test_hub_data_without_the_datasets_package_is_one_line(dworld, capsys, monkeypatch, tmp_path):
     """`datasets` is the `hub` extra, not a base dependency: without it an `hf:` source was a
     ModuleNotFoundError traceback (the paper suite already said which package to install)."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     (tmp_path / "mirror" / "someone" / "corpus").mkdir(parents=True)
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "mirror"))
     monkeypatch.setitem(sys.modules, "datasets", None)  # what `import datasets` meets when it is absent
-    before = snapshot(dworld)
+    before = world_state(dworld, tmp_path)
     argv = (
         f"data prepare --source hf:someone/corpus --tokenizer {dworld / 'tok'} --out {dworld / 'o'}".split()
     )
@@ -217,7 +218,8 @@ def test_hub_data_without_the_datasets_package_is_one_line(dworld, capsys, monke
     assert_printed_as_documented("hub-without-datasets", err, dworld)
     code, err = cli(f"bench data --source {dworld / 'corpus.jsonl'} --work {dworld / 'w'}".split(), capsys)
     assert_printed_as_documented("hub-without-datasets", err, dworld)  # its baseline is `datasets.map`
-    assert code == 2 and snapshot(dworld) == before
+    assert code == 2
+    assert_unchanged(before)
 
 
 CACHE_FIX = "; check the path, or the network, or set HF_HUB_OFFLINE=1 to use the local hub cache"
@@ -241,13 +243,14 @@ HUB_UNREACHABLE = {  # case -> (argv with {w}, what the line names, what follows
 
 
 @pytest.mark.parametrize("case", sorted(HUB_UNREACHABLE))
-def test_an_unreachable_hub_is_one_line_at_once(tmp_path, case):
+def test_an_unreachable_hub_is_one_line_at_once(tmp_path, case, monkeypatch):
     """A hub id with HF_HUB_OFFLINE unset and no hub to reach (HF_ENDPOINT on a closed port, a fresh
     HF_HOME): huggingface_hub printed its retry notices for ~50 s before our line; now only the line."""
     import os
     import subprocess
     import sys
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     argv, named, tail = HUB_UNREACHABLE[case]
     w = tmp_path / "w"
     w.mkdir()
@@ -258,7 +261,7 @@ def test_an_unreachable_hub_is_one_line_at_once(tmp_path, case):
     env.update(
         HF_ENDPOINT="http://127.0.0.1:9", HF_HOME=str(tmp_path / "hf"), ENCODERLAB_HOME=str(tmp_path / "el")
     )
-    before = snapshot(w)
+    before = world_state(w, tmp_path)
     cmd = [sys.executable, "-m", "encoderlab.cli", *argv.format(w=w).split()]
     run = subprocess.run(
         cmd, env=env, capture_output=True, text=True, timeout=120, cwd=w
@@ -267,7 +270,8 @@ def test_an_unreachable_hub_is_one_line_at_once(tmp_path, case):
     start = f"encoderlab: error: cannot download {named} from the Hugging Face hub ("
     assert run.stderr.startswith(start) and run.stderr.rstrip().endswith(tail.format(w=w)), run.stderr
     assert_printed_as_documented(case, run.stderr, w)
-    assert snapshot(w) == before and sorted(p.name for p in w.iterdir()) == ["texts.txt", "tok"]
+    assert_unchanged(before)
+    assert sorted(p.name for p in w.iterdir()) == ["texts.txt", "tok"]
 
 
 def test_inspect_shows_a_meta_json_without_its_informational_counts(dworld, capsys):

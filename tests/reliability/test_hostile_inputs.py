@@ -5,7 +5,6 @@ one `encoderlab: error:` line on stderr, no traceback, and leave what was writte
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
@@ -17,7 +16,7 @@ from tests.eval.conftest import make_tokenizer, vocabulary_texts
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.hostile_world import TINY_RUN, build_world
 from tests.reliability.input_cases import CASES
-from tests.reliability.treestate import changes, world_state
+from tests.reliability.treestate import assert_unchanged, tree_state, world_state
 
 from encoderlab.cli import main
 from encoderlab.train import checkpoint as ckpt
@@ -36,15 +35,6 @@ def cli(argv: list, capsys) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-def snapshot(folder: Path) -> dict[str, str]:
-    """sha256 of every file under `folder` (what must survive a refused command)."""
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
 def assert_one_line(code: int, err: str, pattern: str, exit_code: int = 2) -> None:
     # notes a run printed before it failed (e.g. "training on synthetic tokens") are not errors
     lines = [line for line in err.strip().splitlines() if not line.startswith("encoderlab: note: ")]
@@ -54,8 +44,8 @@ def assert_one_line(code: int, err: str, pattern: str, exit_code: int = 2) -> No
     assert __import__("re").search(pattern, lines[0]), lines[0]
 
 
-def assert_refused_unchanged(root: Path, case: str, argv: str, pattern: str, capsys, monkeypatch) -> None:
-    """Run `argv` ({w} = `root`) from `root`, with temporary files under it: one documented line, and
+def assert_refused_unchanged(root: Path, case: str, argv: str, pattern: str, capsys, monkeypatch) -> str:
+    """Run `argv` ({w} = `root`) from `root`, with temporary files under it: one documented line (returned), and
     no file under `root`, the working folder, $ENCODERLAB_HOME or the Hugging Face caches changed (its bytes or its
     mtime), added or made, nor any folder at any depth (a default output folder, an empty leftover `mkdir`, a
     temporary folder not cleaned up): `treestate.world_state`."""
@@ -66,9 +56,8 @@ def assert_refused_unchanged(root: Path, case: str, argv: str, pattern: str, cap
     code, err = cli(argv.format(w=root).split(), capsys)
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, root)
-    assert not changes(before, world_state(root)), (
-        f"a refused command left {changes(before, world_state(root))}"
-    )
+    assert_unchanged(before)
+    return err
 
 
 @pytest.fixture(scope="module")
@@ -112,12 +101,12 @@ def test_disk_full_mid_run_keeps_the_last_checkpoint_and_resumes(world, tmp_path
         code, err, r"disk full while writing .*step_0000002\.tmp.*free space and rerun", exit_code=3
     )
     assert ckpt.complete_checkpoints(run) == [1]
-    kept = snapshot(run / "checkpoints" / "step_0000001")
+    kept = tree_state(run / "checkpoints" / "step_0000001")
     monkeypatch.setattr(model_io, "save_file", real)
     assert cli(["pretrain", "--config", world / "tiny.yaml", "--out", run, "--resume"], capsys)[0] == 0
     assert (run / "final" / "model.safetensors").is_file()
     assert ckpt.complete_checkpoints(run) == [1, 2]
-    assert snapshot(run / "checkpoints" / "step_0000001") == kept
+    assert tree_state(run / "checkpoints" / "step_0000001") == kept  # its bytes and mtimes
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where mkdir fails")

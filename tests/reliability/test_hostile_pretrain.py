@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
 from tests.reliability.hostile_world import TINY_RUN as RUN  # two CLM steps, a checkpoint after each
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
-from tests.reliability.treestate import changes, world_state
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.model.io import save_model_folder
 from encoderlab.train import checkpoint as ckpt
@@ -113,7 +113,7 @@ def test_refused_runs_leave_nothing_and_a_retry_runs(w, tmp_path, capsys, monkey
     before = world_state(tmp_path, w)  # --out's parent, the working folder, the caches
     code, err = pretrain(w, out, *extra.split(), capsys=capsys)
     assert_one_line(code, err, pattern)
-    assert not changes(before, world_state(tmp_path, w)), changes(before, world_state(tmp_path, w))
+    assert_unchanged(before)
     code, err = pretrain(w, out, capsys=capsys)
     assert code == 0, err
 
@@ -128,15 +128,16 @@ def test_resume_with_nothing_to_resume_says_so_and_starts(w, tmp_path, capsys):
     assert (tmp_path / "new" / "final").is_dir()
 
 
-def test_foreign_folder_is_refused_and_untouched(w, tmp_path, capsys):
+def test_foreign_folder_is_refused_and_untouched(w, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     foreign = tmp_path / "foreign"
     (foreign / "final").mkdir(parents=True)
     (foreign / "metrics.jsonl").write_text('{"mine": true}\n')
     (foreign / "final" / "keep.txt").write_text("keep me")
-    before = snapshot(foreign)
+    before = world_state(foreign, tmp_path)
     code, err = pretrain(w, foreign, capsys=capsys)
     assert_one_line(code, err, r"--out .*foreign is a non-empty folder that encoderlab did not create")
-    assert snapshot(foreign) == before
+    assert_unchanged(before)
 
 
 def test_legacy_run_folder_without_the_marker_still_resumes(w, tmp_path, capsys):
@@ -224,18 +225,20 @@ def test_resume_without_config_yaml_checks_the_checkpoints_config(w, tmp_path, c
 def test_out_inside_an_init_model_named_by_hub_id_is_refused(w, tmp_path, capsys, monkeypatch):
     """`init=OWNER/NAME` reads the model's mirror folder (an asset name: its cache folder), which the
     overlap check missed: it looked only at paths, so the run trained into the model's folder."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     tok = make_tokenizer(vocabulary_texts())
     model = tmp_path / "mirror" / "someone" / "enc"
     save_model_folder(tiny_model(len(tok)), model, tok)
     monkeypatch.setenv("ENCODERLAB_HUB_MODELS", str(tmp_path / "mirror"))
-    before = snapshot(tmp_path / "mirror")
+    before = world_state(tmp_path / "mirror", tmp_path)
     code, err = pretrain(
         w, model / "run", "--set", "model.init=someone/enc", "model.load=weights", capsys=capsys
     )
     assert_one_line(
         code, err, r"--out .*enc/run is, contains or lies inside the source .*someone/enc; writing"
     )
-    assert snapshot(tmp_path / "mirror") == before and not (model / "run").exists()
+    assert_unchanged(before)
+    assert not (model / "run").exists()
 
 
 def test_a_moved_run_resumes_without_force(w, tmp_path, capsys):
@@ -277,18 +280,21 @@ def test_corrupt_state_json_is_one_line(w, tmp_path, capsys):
         ({"step": 1, "skipped": 3}, r"progress.skipped is 3, not a list"),
     ],
 )
-def test_a_state_json_counter_of_the_wrong_type_is_one_line(w, tmp_path, capsys, progress, named):
+def test_a_state_json_counter_of_the_wrong_type_is_one_line(
+    w, tmp_path, capsys, progress, named, monkeypatch
+):
     """JSON of the right shape with a text step, or a number for the skipped steps: was a TypeError
     traceback when the resume compared the step with the run's length."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
     (ckpt.checkpoint_dir(run, 1) / "state.json").write_text(json.dumps({"progress": progress}))
-    before = snapshot(run)
+    before = world_state(run, tmp_path)
     code, err = pretrain(w, run, "--resume", capsys=capsys)
     assert_one_line(
         code, err, rf"state.json is corrupt \(TypeError: {named}.*\); delete .*step_0000001 to resume"
     )
-    assert snapshot(run) == before
+    assert_unchanged(before)
 
 
 def test_until_step_that_is_not_ahead_of_the_run_is_refused(w, tmp_path, capsys):
@@ -298,13 +304,16 @@ def test_until_step_that_is_not_ahead_of_the_run_is_refused(w, tmp_path, capsys)
     assert_one_line(code, err, r"--until-step 1 is not after step 1, where .*run already is")
 
 
-def test_a_forced_resume_past_the_shortened_run_is_refused_and_changes_nothing(w, tmp_path, capsys):
+def test_a_forced_resume_past_the_shortened_run_is_refused_and_changes_nothing(
+    w, tmp_path, capsys, monkeypatch
+):
     """A run cut to 1 step resumed with --force from its step-2 checkpoint saved that step-2 model as the
     1-step run's `final`, without validation or a word."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     run = tmp_path / "run"
     assert pretrain(w, run, capsys=capsys)[0] == 0
     shutil.rmtree(run / "final")  # as if killed before its final folder was written
-    before = snapshot(run)
+    before = world_state(run, tmp_path)
     code, err = pretrain(w, run, "--resume", "--force", "--set", "phases.0.steps=1", capsys=capsys)
     assert_one_line(
         code,
@@ -312,7 +321,8 @@ def test_a_forced_resume_past_the_shortened_run_is_refused_and_changes_nothing(w
         r"--resume: \S*/step_0000002 is past the last step \(1\) of this config; lengthen the phases to 2 "
         r"steps or more, delete the checkpoints after step 1 to resume from an earlier one, or start a new",
     )
-    assert snapshot(run) == before and not (run / "final").exists()
+    assert_unchanged(before)
+    assert not (run / "final").exists()
 
 
 def test_until_step_output_names_an_existing_model(w, tmp_path, capsys):
@@ -395,11 +405,12 @@ def prepared(w, tmp_path_factory) -> dict[str, Path]:
     }
 
 
-def test_resume_on_data_prepared_again_with_another_tokenizer_is_refused(w, tmp_path, capsys):
+def test_resume_on_data_prepared_again_with_another_tokenizer_is_refused(w, tmp_path, capsys, monkeypatch):
     """The data folder prepared again with another tokenizer of the same size: the resume trained on,
     on ids that now mean other words, without a word."""
     from encoderlab.cli import main
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     texts = vocabulary_texts()
     for name, words in (("a", texts), ("b", [" ".join(t.split()[::-1]).upper() + " zq xv" for t in texts])):
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in words * 4))
@@ -412,7 +423,7 @@ def test_resume_on_data_prepared_again_with_another_tokenizer_is_refused(w, tmp_
               "--out", str(data), "--decontaminate", "none", "--workers", "1"])  # fmt: skip
         if name == "a":
             assert pretrain(w, run, "--set", f"data.path={data}", "--until-step", "1", capsys=capsys)[0] == 0
-    before = snapshot(run)
+    before = world_state(run, tmp_path)
     code, err = pretrain(w, run, "--resume", "--set", f"data.path={data}", capsys=capsys)
     assert_one_line(
         code,
@@ -420,7 +431,7 @@ def test_resume_on_data_prepared_again_with_another_tokenizer_is_refused(w, tmp_
         r"step_0000001 was trained with tokenizer \w{12}, but data.path \S+ now gives tokenizer \w{12} "
         r"\(prepared again\?\); resume on the data the run started with, or start a new run folder",
     )
-    assert snapshot(run) == before
+    assert_unchanged(before)
 
 
 CPT = "--recipe cpt-mlm --param seq_len=16 global_batch=2 micro_batch_size=2 steps=2 warmup=0 decay=1 checkpoint_every=1"
@@ -460,9 +471,10 @@ def test_a_planted_pickle_runs_nothing_on_resume_or_as_an_init_model(w, tmp_path
 
 
 @pytest.mark.parametrize("damage", ["config-missing", "config-truncated"])
-def test_a_checkpoint_with_a_damaged_model_config_is_one_line(w, tmp_path, capsys, damage):
+def test_a_checkpoint_with_a_damaged_model_config_is_one_line(w, tmp_path, capsys, damage, monkeypatch):
     """The checkpoint's model/config.json deleted or cut short (a bad copy, a hand edit): was a
     FileNotFoundError or JSONDecodeError traceback on --resume."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
     config = ckpt.checkpoint_dir(run, 1) / "model" / "config.json"
@@ -474,18 +486,19 @@ def test_a_checkpoint_with_a_damaged_model_config_is_one_line(w, tmp_path, capsy
     else:
         config.write_text(config.read_text()[:30])
         pattern = r"cannot read .*step_0000001/model/config.json \(JSONDecodeError: .*\); the file is corrupt: restore"
-    before = snapshot(run)
+    before = world_state(run, tmp_path)
     code, err = pretrain(w, run, "--resume", capsys=capsys)
     assert_one_line(code, err, pattern + r".*delete that checkpoint folder and --resume from the one before")
-    assert snapshot(run) == before
+    assert_unchanged(before)
 
 
 @pytest.mark.parametrize("damage", ["old-layout", "truncated"])
-def test_a_checkpoint_without_readable_train_state_is_one_line(w, tmp_path, capsys, damage):
+def test_a_checkpoint_without_readable_train_state_is_one_line(w, tmp_path, capsys, damage, monkeypatch):
     """An old checkpoint (DCP folder, pickled metadata) is refused unread; a truncated train state
     (was: a truncated .distcp, a traceback) names the file and the way on."""
     from tests.train.helpers import plant_malicious_checkpoint
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
     step = ckpt.checkpoint_dir(run, 1)
@@ -497,7 +510,8 @@ def test_a_checkpoint_without_readable_train_state_is_one_line(w, tmp_path, caps
     else:
         state.write_bytes(state.read_bytes()[:100])
         pattern = r"train_state.safetensors is damaged \(.*\); resume from an earlier checkpoint"
-    before = snapshot(run)
+    before = world_state(run, tmp_path)
     code, err = pretrain(w, run, "--resume", capsys=capsys)
     assert_one_line(code, err, pattern)
-    assert snapshot(run) == before and not (tmp_path / "pwned").exists()
+    assert_unchanged(before)
+    assert not (tmp_path / "pwned").exists()

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from tests.eval.conftest import vocabulary_texts
 from tests.reliability.hostile_world import TINY_RUN as RUN  # two CLM steps, a checkpoint after each
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.train import checkpoint as ckpt
 
@@ -57,13 +58,14 @@ def started(w: Path, tmp_path: Path, capsys) -> tuple[Path, Path]:
 
 
 def test_resume_on_data_prepared_again_with_a_tokenizer_of_another_size_names_the_tokenizer(
-    w, tmp_path, capsys
+    w, tmp_path, capsys, monkeypatch
 ):
     """Was "holds another model (vocab_size: ...); resume with the run's original model settings": the
     model settings had not changed, the data's tokenizer had."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     data, run = started(w, tmp_path, capsys)
     prepare(w, data, "a", "tok_400")
-    before = snapshot(run)
+    before = world_state(run, tmp_path)
     code, err = pretrain(w, run, "--resume", "--set", f"data.path={data}", capsys=capsys)
     assert_one_line(
         code,
@@ -72,7 +74,7 @@ def test_resume_on_data_prepared_again_with_a_tokenizer_of_another_size_names_th
         r"\(prepared again\?, with 400 ids instead of 300\); resume on the data the run started with, or "
         r"start a new run folder",
     )
-    assert snapshot(run) == before
+    assert_unchanged(before)
 
 
 def test_a_vocabulary_change_without_the_checkpoints_tokenizer_names_the_data(w, tmp_path, capsys):
@@ -90,11 +92,12 @@ def test_a_vocabulary_change_without_the_checkpoints_tokenizer_names_the_data(w,
     )
 
 
-def test_resume_on_data_prepared_again_from_other_text_is_refused(w, tmp_path, capsys):
+def test_resume_on_data_prepared_again_from_other_text_is_refused(w, tmp_path, capsys, monkeypatch):
     """Same tokenizer, other rows: the resume trained on them without a word, and was not bit-exact."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     data, run = started(w, tmp_path, capsys)
     prepare(w, data, "b", "tok_300")
-    before = snapshot(run)
+    before = world_state(run, tmp_path)
     code, err = pretrain(w, run, "--resume", "--set", f"data.path={data}", capsys=capsys)
     assert_one_line(
         code,
@@ -103,7 +106,7 @@ def test_resume_on_data_prepared_again_from_other_text_is_refused(w, tmp_path, c
         r"again\?\); resume on the data the run started with, start a new run folder, or pass --force to "
         r"train on the new data \(not bit-exact\)",
     )
-    assert snapshot(run) == before
+    assert_unchanged(before)
 
 
 def test_resume_on_the_same_data_prepared_again_continues(w, tmp_path, capsys):

@@ -13,7 +13,8 @@ import sys
 
 import pytest
 from safetensors import SafetensorError
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.errors import UserError
 from encoderlab.eval.protocol import ResultsStore
@@ -103,9 +104,10 @@ def test_export_replaces_only_its_own_earlier_export(tmp_path, capsys):
     assert (tmp_path / "hf.tmp" / "mine.txt").is_file()
 
 
-def test_a_transplant_reruns_into_its_own_folder_and_never_into_model_b(tmp_path, capsys):
+def test_a_transplant_reruns_into_its_own_folder_and_never_into_model_b(tmp_path, capsys, monkeypatch):
     from tests.reliability.hostile_world import TINY_RUN
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     (tmp_path / "tiny.yaml").write_text(TINY_RUN)
     for run in ("a", "b"):
         assert cli(["pretrain", "--config", tmp_path / "tiny.yaml", "--out", tmp_path / run], capsys)[0] == 0
@@ -113,10 +115,10 @@ def test_a_transplant_reruns_into_its_own_folder_and_never_into_model_b(tmp_path
     assert cli([*argv, "--out", tmp_path / "t"], capsys)[0] == 0
     assert owner(tmp_path / "t")["kind"] == "transplant" and (tmp_path / "t" / "transplant.json").is_file()
     assert cli([*argv, "--out", tmp_path / "t"], capsys)[0] == 0
-    before = snapshot(tmp_path / "b")
+    before = world_state(tmp_path / "b", tmp_path)
     code, err = cli([*argv, "--out", tmp_path / "b" / "final"], capsys)
     assert_one_line(code, err, r"lies inside the source")
-    assert snapshot(tmp_path / "b") == before
+    assert_unchanged(before)
 
 
 @pytest.fixture

@@ -1,9 +1,10 @@
 """What a refused command may not change, as one comparable value: every entry under some folders.
 
-"A refused command leaves nothing behind and changes nothing" is checked by comparing `world_state` before and
-after it. The catalogue's older `snapshot` compares file contents only, so a command that rewrote a file with the
-same bytes, or merely touched it, passed; that matters for a lock that is a lease (`locks.Lease`): its mtime is
-its holder's heartbeat, and a refused command that touched it would keep a dead holder's lease alive.
+"A refused command leaves nothing behind and changes nothing" is checked by taking `world_state` before it and
+`assert_unchanged` after it. The catalogue once compared file contents only (a `snapshot` of sha256s), so a
+command that rewrote a file with the same bytes, or merely touched it, passed; that matters for a lock that is a
+lease (`locks.Lease`): its mtime is its holder's heartbeat, and a refused command that touched it would keep a
+dead holder's lease alive. It also never looked at the caches or $ENCODERLAB_HOME, where a leftover is as real.
 
 Design and trade-offs
   * A file is (size, mtime in ns, sha256 of its bytes); a file over `HASHED_UP_TO` bytes is (size, mtime) alone:
@@ -15,6 +16,11 @@ Design and trade-offs
   * `world_state` covers the folders a command can reach without being told: the working folder,
     $ENCODERLAB_HOME (assets and their locks) and the Hugging Face caches ($HF_HOME, $HF_HUB_CACHE,
     $HF_DATASETS_CACHE), besides the folders a test names (an --out's parent holds the --out itself).
+  * The working folder must be one of the named folders or inside one (`monkeypatch.chdir(tmp_path)` first):
+    the working folder of a test run is /tmp or the checkout, which others write and which would cost a hash
+    of every file in it; `world_state` refuses rather than compare a folder it cannot own.
+  * `assert_unchanged` re-reads the roots the `before` value holds, not the environment's at that moment: a
+    test that changes a variable after taking `before` still compares the same folders.
 """
 
 from __future__ import annotations
@@ -57,10 +63,25 @@ def tree_state(root: Path) -> dict[str, tuple]:
 
 def world_state(*folders: Path) -> dict[str, dict[str, tuple]]:
     """`tree_state` of each of `folders`, of the working folder and of the folders `ENVIRONMENT_FOLDERS` name.
-    A test changes into a folder of its own first: the working folder of a test run may be one others write."""
+    A test changes into one of `folders` (or a folder inside one) first: the working folder of a test run may be
+    one others write."""
+    cwd = Path.cwd().resolve()
+    if not any(cwd.is_relative_to(Path(f).resolve()) for f in folders):
+        raise AssertionError(
+            f"world_state: the working folder {cwd} is none of {[str(f) for f in folders]} nor inside one; "
+            "change into the test's own folder first (monkeypatch.chdir(tmp_path))"
+        )
     named = [os.environ.get(name) for name in ENVIRONMENT_FOLDERS]
-    roots = {str(Path(p).absolute()) for p in [*folders, Path.cwd(), *filter(None, named)]}
-    return {root: tree_state(Path(root)) for root in sorted(roots)}
+    roots = {Path(p).absolute() for p in [*folders, cwd, *filter(None, named)]}
+    # a root inside another is read once, as part of the outer one (a run folder and the test's folder)
+    outer = [r for r in roots if not any(r != o and r.is_relative_to(o) for o in roots)]
+    return {str(root): tree_state(root) for root in sorted(outer)}
+
+
+def assert_unchanged(before: dict[str, dict[str, tuple]]) -> None:
+    """Fail naming every path made, gone or changed under the roots of `before` (a `world_state`) since then."""
+    left = changes(before, {root: tree_state(Path(root)) for root in before})
+    assert not left, "a refused command left or changed:\n" + "\n".join(left)
 
 
 def changes(before: dict[str, dict[str, tuple]], after: dict[str, dict[str, tuple]]) -> list[str]:

@@ -17,7 +17,7 @@ import re
 import shutil
 
 from fake_study import tiny_corpus
-from tests.reliability.test_hostile_inputs import snapshot
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.study.absent_fixtures import (
     absent_backend,
     absent_inputs_registry,  # noqa: F401 (its autouse fixture applies here)
@@ -32,9 +32,10 @@ from encoderlab.cli import main
 from encoderlab.study.runner import run_study
 
 
-def test_plan_of_a_study_folder_takes_its_gone_task_file_as_run_does(tmp_path, capsys):
+def test_plan_of_a_study_folder_takes_its_gone_task_file_as_run_does(tmp_path, capsys, monkeypatch):
     """Was "task file .../polarity.yaml does not exist; give the path of a task YAML file ...", where
     `study run DIR` resumed; a node to run that reads it is refused in `study run`'s line."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     tiny_corpus(tmp_path / "corpus.jsonl", 60)
     spec, study = absent_spec(tmp_path), tmp_path / "s"
     run_study(spec, study, absent_backend(), progress=False)
@@ -47,10 +48,10 @@ def test_plan_of_a_study_folder_takes_its_gone_task_file_as_run_does(tmp_path, c
     ) in out
     own = [n for n in (study / "nodes" / "eval").iterdir() if "polarity" in n.name]
     shutil.rmtree(own[0])
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     planned = refusal_text(capsys, ["study", "plan", str(study)])
     assert re.match(REFUSED, planned) and planned == refusal_text(capsys, ["study", "run", str(study)])
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 def test_plan_of_a_study_folder_takes_its_gone_prepared_folder_as_run_does(tmp_path, capsys):

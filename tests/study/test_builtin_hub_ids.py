@@ -16,7 +16,8 @@ import re
 
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_arguments import assert_refused
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.study.study_fixtures import model_mirror_folders
 from tests.study.test_resumed_hub_ids import hub_id_study
 
@@ -47,10 +48,10 @@ def test_a_builtins_first_run_refuses_a_hub_id_the_working_folder_shadows(tmp_pa
 
     model_mirror_folders(work, "someone/enc")  # another model, where the working folder shadows the hub id
     for command in (["run", "mini", "--out", out], ["plan", "mini"]):
-        before = snapshot(tmp_path)
+        before = world_state(tmp_path)
         code, err = cli(["study", *command], capsys)
         assert_refused(code, err, "study mini, run b: model " + _shadowed("someone/enc", work) + "$")
-        assert snapshot(tmp_path) == before, "a refused first run changed or wrote files"
+        assert_unchanged(before)
         assert_printed_as_documented("study-builtin-shadowed-hub-id", err, tmp_path)
     assert not out.exists()
 

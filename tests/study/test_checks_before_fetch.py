@@ -14,8 +14,8 @@ import pytest
 import yaml
 from fake_study import backend, small_spec, tiny_corpus
 from tests.reliability.test_hostile_arguments import model_folder, write_texts
-from tests.reliability.test_hostile_inputs import snapshot
 from tests.reliability.test_hostile_study_files import MINI_STUDY
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.data import assets
 from encoderlab.errors import UserError
@@ -113,6 +113,7 @@ def test_a_real_start_check_refuses_before_the_study_fetches_its_cka_texts(tmp_p
 
     from encoderlab.analysis.cka import MIN_TEXTS
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     home, out = tmp_path / "home", tmp_path / "out"
     home.mkdir()
     (home / "keep.txt").write_text("mine\n")
@@ -124,7 +125,8 @@ def test_a_real_start_check_refuses_before_the_study_fetches_its_cka_texts(tmp_p
     study["cka"] = [{"a": "a", "b": "b", "texts": "wiki-leads", "n_texts": MIN_TEXTS - 1}]
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
     assert not assets.is_fetched("wiki-leads")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(["study", "run", tmp_path / "s.yaml", "--out", out], capsys)
     assert code == 2 and f"n_texts must be at least {MIN_TEXTS}" in err, err
-    assert calls == [] and snapshot(tmp_path) == before and not out.exists()
+    assert calls == [] and not out.exists()
+    assert_unchanged(before)

@@ -18,7 +18,7 @@ import pytest
 from fake_study import backend as fake_backend
 from fake_study import small_spec, tiny_corpus
 from tests.reliability.test_hostile_arguments import model_folder
-from tests.reliability.test_hostile_inputs import snapshot
+from tests.reliability.treestate import assert_unchanged, tree_state, world_state
 
 from encoderlab.errors import UserError
 from encoderlab.study.checks import check_start
@@ -54,20 +54,21 @@ def test_a_finished_study_resumes_with_its_local_inputs_gone(tmp_path):
     run_study(spec, study, _backend(), progress=False)
     shutil.move(tmp_path / "model", tmp_path / "moved")  # the tokenizer and mlm20's start model
     (tmp_path / "corpus.jsonl").unlink()
-    before = {k: v for k, v in snapshot(study).items() if k.startswith("nodes/")}
+    before = {k: v for k, v in tree_state(study).items() if k.startswith("nodes/")}
     run_study(spec, study, _backend(), progress=False)  # was: "... 'model' is not a folder ..."
-    assert {k: v for k, v in snapshot(study).items() if k.startswith("nodes/")} == before
+    assert {k: v for k, v in tree_state(study).items() if k.startswith("nodes/")} == before
 
 
 @pytest.mark.parametrize("unfinished", ["pretrain/mlm20", "prepare/main"])
-def test_the_inputs_of_a_node_still_to_run_are_still_checked(tmp_path, unfinished):
+def test_the_inputs_of_a_node_still_to_run_are_still_checked(tmp_path, unfinished, monkeypatch):
     """mlm20 unfinished, or finished downstream of the prepare node that runs again: it reads its start
     model again, which is refused before anything runs."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     spec, study = _spec(tmp_path), tmp_path / "s"
     run_study(spec, study, _backend(), progress=False)
     shutil.move(tmp_path / "model", tmp_path / "moved")
     shutil.rmtree(_node(spec, study, unfinished))
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     with pytest.raises(UserError, match=r"^study fake-pfs, (dataset main|run mlm20): .*\bmodel\b"):
         run_study(spec, study, _backend(), progress=False)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)

@@ -13,29 +13,31 @@ from __future__ import annotations
 import shutil
 
 from tests.reliability.test_hostile_arguments import assert_refused
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, tree_state, world_state
 from tests.study.test_resumed_hub_ids import ran_hub_id_study
 
 
 def test_a_resume_asks_only_for_the_hub_ids_of_nodes_still_to_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     sub, work, out = ran_hub_id_study(tmp_path, monkeypatch, capsys)
 
     shutil.rmtree(tmp_path / "mirror")  # offline now, and no mirror holds either id
     (tmp_path / "mirror").mkdir()
     for command in (["study", "run", out], ["study", "run", sub / "s.yaml", "--out", out]):
-        before = snapshot(out)
+        before = tree_state(out)
         code, err = cli(command, capsys)
         assert code in (0, None), err  # every node finished: neither id is read again
-        assert {k: v for k, v in snapshot(out).items() if k.startswith("nodes/")} == {
+        assert {k: v for k, v in tree_state(out).items() if k.startswith("nodes/")} == {
             k: v for k, v in before.items() if k.startswith("nodes/")
         }
 
     (node,) = (out / "nodes" / "pretrain").glob("b-*")
     shutil.rmtree(node)  # run b to train again: its start model is read, and is nowhere
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(["study", "run", out], capsys)
     assert_refused(code, err, r"^encoderlab: error: study mini, run b: .* of someone/enc, ")
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 def test_a_finished_node_downstream_of_one_to_run_again_still_has_its_hub_ids_asked_for(
@@ -44,11 +46,12 @@ def test_a_finished_node_downstream_of_one_to_run_again_still_has_its_hub_ids_as
     """Run b finished, but its prepare node runs again (its folder deleted), so b does too: its start
     model was taken for read by finished nodes only (a node without a marker was all that counted), and
     the study prepared its corpus again before b failed to load it (`runner.pending_nodes`)."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     sub, work, out = ran_hub_id_study(tmp_path, monkeypatch, capsys)
     shutil.rmtree(tmp_path / "mirror" / "someone" / "enc")  # the tokenizer is still mirrored
     (node,) = (out / "nodes" / "prepare").glob("main-*")
     shutil.rmtree(node)
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(["study", "run", out], capsys)
     assert_refused(code, err, r"^encoderlab: error: study mini, run b: .* of someone/enc, ")
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)

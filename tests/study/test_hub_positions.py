@@ -21,7 +21,8 @@ import pytest
 from huggingface_hub import constants
 from tests.eval.fixtures import model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.study.study_fixtures import (
     HUB_ID,
     hub_position_cache,
@@ -78,11 +79,11 @@ def _hub(monkeypatch, root: Path, reachable: bool) -> list[tuple[str, ...]]:
 
 
 def _refused_untouched(world: Path, capsys, argv: list) -> None:
-    before, paths = snapshot(world), sorted(world.rglob("*"))
+    before, paths = world_state(world), sorted(world.rglob("*"))
     code, err = cli(argv, capsys)
     assert code == 2 and err.strip() == REFUSED, err
     assert_printed_as_documented("study-eval-max-length-over-positions", err, world)
-    assert snapshot(world) == before, "a refused command changed or wrote files"
+    assert_unchanged(before)
     assert sorted(world.rglob("*")) == paths, "a refused command made a folder"
 
 

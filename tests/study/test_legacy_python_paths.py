@@ -17,7 +17,8 @@ import json
 import shutil
 
 from tests.reliability.test_hostile_arguments import assert_refused
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.study.study_fixtures import model_mirror_folders
 from tests.study.test_python_built_paths import python_study
 
@@ -27,6 +28,7 @@ from encoderlab.study.runner import run_study
 
 
 def test_a_python_built_folder_from_before_pinning_resumes_or_names_its_fix(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     sub, work, out = python_study(tmp_path, monkeypatch)
     spec = dataclasses.replace(load_study_file(sub / "s.yaml"), folder=None)  # then built as in Python
     model_mirror_folders(work, "someone/enc")  # the user's own model, in the working folder
@@ -42,10 +44,11 @@ def test_a_python_built_folder_from_before_pinning_resumes_or_names_its_fix(tmp_
 
     (node,) = (out / "nodes" / "pretrain").glob("b-*")
     shutil.rmtree(node)  # run b to train again from the folder: which one the record cannot say
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     code, err = cli(["study", "run", out], capsys)
     assert_refused(code, err, r"model 'someone/enc' is a hub id in .*; if a study built in Python before ")
-    assert "run its script again instead" in err and snapshot(tmp_path) == before
+    assert "run its script again instead" in err
+    assert_unchanged(before)
 
     run_study(spec, out, real_backend(), progress=False)  # the fix: b keyed by the folder's absolute path
     assert json.loads((out / "study.json").read_text())["runs"][1]["init"] == str(work / "someone" / "enc")

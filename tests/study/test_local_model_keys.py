@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from fake_study import tiny_corpus
 from tests.eval.fixtures import model_folder
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, tree_state, world_state
 from tests.study.study_fixtures import eval_records, local_model_study, polarity_task_file
 
 from encoderlab.study import real_backend
@@ -28,7 +29,7 @@ from encoderlab.study.runner import run_study
 
 def _evals(study: Path) -> dict[str, str]:
     """Every file of the study's eval nodes, by path: what a node run again would rewrite."""
-    return {k: v for k, v in snapshot(study).items() if k.startswith("nodes/eval/")}
+    return {k: v for k, v in tree_state(study).items() if k.startswith("nodes/eval/")}
 
 
 def _run(root: Path, model: str) -> dict[str, str]:
@@ -88,6 +89,7 @@ def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written
     by the files too: tests/study/test_local_start_keys.py), which failed in that node."""
     import encoderlab.data.filerecords as filerecords
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     real = filerecords.sha256_of
     monkeypatch.setattr(
         filerecords,
@@ -99,7 +101,7 @@ def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written
     model_folder(tmp_path / "model", seed=0)
     shutil.copytree(tmp_path / "model", tmp_path / "tok")
     study, weights = local_model_study(tmp_path, "model", recipe), tmp_path / "model" / "model.safetensors"
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     for argv in (["run", study, "--out", tmp_path / "out"], ["plan", study]):
         code, err = cli(["study", *argv], capsys)
         assert_one_line(
@@ -109,7 +111,7 @@ def test_a_model_file_the_key_cannot_read_is_one_line_before_anything_is_written
             rf"model {tmp_path / 'model'}, which the study reads; make it readable by this user, or copy the "
             r"model again$",
         )
-        assert snapshot(tmp_path) == before
+        assert_unchanged(before)
 
 
 def _refused(path):

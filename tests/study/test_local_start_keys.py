@@ -18,7 +18,7 @@ from pathlib import Path
 from fake_study import backend as fake_backend
 from fake_study import small_spec, tiny_corpus
 from tests.eval.fixtures import model_folder
-from tests.reliability.test_hostile_inputs import snapshot
+from tests.reliability.treestate import tree_state
 
 from encoderlab.study.absent import recorded_backend
 from encoderlab.study.checks import check_start
@@ -61,7 +61,7 @@ def _folders(study: Path) -> set[str]:
 
 def _files(study: Path, report: bool = False) -> dict[str, str]:
     """Every file of the study's nodes (the report node's only when `report`), by path."""
-    out = {k: v for k, v in snapshot(study).items() if k.startswith("nodes/")}
+    out = {k: v for k, v in tree_state(study).items() if k.startswith("nodes/")}
     return out if report else {k: v for k, v in out.items() if not k.startswith("nodes/report/")}
 
 

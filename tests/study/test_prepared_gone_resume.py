@@ -15,7 +15,7 @@ import json
 import re
 import shutil
 
-from tests.reliability.test_hostile_inputs import snapshot
+from tests.reliability.treestate import assert_unchanged, tree_state, world_state
 from tests.study.absent_fixtures import (
     absent_backend,
     absent_inputs_registry,
@@ -32,11 +32,6 @@ from encoderlab.study.runner import node_dir, run_study
 __all__ = [
     "absent_inputs_registry"
 ]  # its autouse fixture: the task file's task registered, the CLI's backend fake
-
-
-def _tree(folder) -> tuple[list[str], dict[str, str]]:
-    """Every path under `folder` (folders too: a refusal makes none) and every file's digest."""
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")), snapshot(folder)
 
 
 def _figures(study) -> tuple[str, dict]:
@@ -70,11 +65,11 @@ def test_a_seed_added_after_the_prepared_folder_is_deleted_runs_and_the_report_s
     data = tiny_prepared_folder(tmp_path)
     study, spec = tmp_path / "s", _seeds(absent_spec(tmp_path, str(data)), 0)
     run_study(spec, study, absent_backend(), progress=False)
-    finished = {k: v for k, v in snapshot(study).items() if k.startswith("nodes/") and "/report/" not in k}
+    finished = {k: v for k, v in tree_state(study).items() if k.startswith("nodes/") and "/report/" not in k}
     evaluation = next(n for n in build_graph(_seeds(spec, 0, 1), absent_backend()) if n.name.endswith("/s1"))
     data.rename(tmp_path / "moved")
     run_study(_seeds(spec, 0, 1), study, absent_backend(), progress=False)
-    now = snapshot(study)
+    now = tree_state(study)
     assert all(now.get(k) == v for k, v in finished.items())  # nothing trained or evaluated again
     added = {k.split("/")[2] for k in now if k.startswith("nodes/eval/") and k not in finished}
     assert added and all("_s1-" in name for name in added)
@@ -99,20 +94,22 @@ def test_a_seed_added_after_the_prepared_folder_is_deleted_runs_and_the_report_s
 
 
 def test_a_resume_that_would_train_on_the_deleted_folder_is_refused_by_plan_and_run_writing_nothing(
-    tmp_path, capsys
+    tmp_path, capsys, monkeypatch
 ):
     """A pretraining node to run reads the folder's tokens: `study plan DIR` and `study run DIR` refuse it in
     the same one line naming that node, and leave every folder and file as it was."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     data = tiny_prepared_folder(tmp_path)
     study, spec = tmp_path / "s", _seeds(absent_spec(tmp_path, str(data)), 0)
     run_study(spec, study, absent_backend(), progress=False)
     trained = node_dir(study, build_graph(spec, absent_backend()).nodes["pretrain/clm"])
     data.rename(tmp_path / "moved")
     shutil.rmtree(trained)
-    before = _tree(tmp_path)
+    before = world_state(tmp_path)
     planned = refusal_text(capsys, ["study", "plan", str(study)])
     assert planned == refusal_text(capsys, ["study", "run", str(study)])
     assert planned.startswith(f"study fake-pfs, dataset main: the prepared folder {data} is not there")
     # clm and the run continued from it: its evaluations run too, but read models
     assert re.search(rf", and \d+ nodes? to run in {study} reads? its tokens \(pretrain/clm\); give", planned)
-    assert "\n" not in planned and _tree(tmp_path) == before
+    assert "\n" not in planned
+    assert_unchanged(before)

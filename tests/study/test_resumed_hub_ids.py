@@ -18,8 +18,9 @@ import shutil
 import yaml
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_arguments import assert_refused, write_texts
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
 from tests.reliability.test_hostile_study_files import MINI_STUDY
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.study.study_fixtures import model_mirror_folders
 
 from encoderlab.data.hub import HUB_MODELS_ENV
@@ -61,7 +62,7 @@ def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_pat
         work, "someone/enc"
     )  # another model, where the working folder would shadow the hub id
     for command in ("run", "plan"):
-        before = snapshot(tmp_path)
+        before = world_state(tmp_path)
         code, err = cli(["study", command, out], capsys)
         assert_refused(
             code,
@@ -75,7 +76,7 @@ def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_pat
             )
             + "$",
         )
-        assert snapshot(tmp_path) == before, "a refused resume changed or wrote files"
+        assert_unchanged(before)
         assert_printed_as_documented("study-resume-shadowed-hub-id", err, tmp_path)
     shutil.rmtree(work / "someone")
     model_mirror_folders(work, "someone/tok")

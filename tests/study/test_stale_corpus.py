@@ -17,7 +17,7 @@ import shutil
 import pytest
 from fake_study import tiny_corpus
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import snapshot
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.study.stale_fixtures import edit_corpus, stale_backend, stale_spec
 
 from encoderlab.errors import UserError
@@ -33,18 +33,20 @@ STALE = (
 )
 
 
-def test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs(tmp_path):
+def test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs(tmp_path, monkeypatch):
     """Was: the finished prepare node was reused, and every run trained on the old text, silently."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
     spec, study = stale_spec(corpus), tmp_path / "s"
     run_study(spec, study, stale_backend(), progress=False)
     os.utime(corpus, ns=(corpus.stat().st_atime_ns, corpus.stat().st_mtime_ns + 10**9))
     run_study(spec, study, stale_backend(), progress=False)  # touched, the same bytes: nothing to refuse
     edit_corpus(corpus)
-    before = snapshot(study)
+    before = world_state(study, tmp_path)
     with pytest.raises(UserError, match=STALE) as exc:
         run_study(spec, study, stale_backend(), progress=False)
-    assert "\n" not in str(exc.value) and snapshot(study) == before
+    assert "\n" not in str(exc.value)
+    assert_unchanged(before)
     folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     assert f"main: {folder / 'data'} was" in str(exc.value)
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
@@ -111,10 +113,13 @@ def test_a_study_with_max_passes_checks_its_prepared_data_once(tmp_path, monkeyp
         run_study(dataclasses.replace(spec, max_passes=1e-9), study, stale_backend(), progress=False)
 
 
-def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_that_helps(tmp_path):
+def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_that_helps(
+    tmp_path, monkeypatch
+):
     """A .txt corpus of classic Mac line ends, prepared by an encoderlab from before a lone `\\r` ended a
     line (`freshness.reading_change`): the files never changed, so the line's "restore the corpus as it
     was" could not help; now it says so, and names what does: a new prepare or another --out."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     words = json.loads(tiny_corpus(tmp_path / "c.jsonl", 60).read_text().splitlines()[0])["text"].split()
     corpus = tmp_path / "mac.txt"
     corpus.write_bytes("\r\r".join(" ".join(words[i:] + words[:i]) for i in range(12)).encode() + b"\r")
@@ -126,7 +131,7 @@ def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_th
             data = json.loads(record.read_text())
             data.pop("txt_reading")
             record.write_text(json.dumps(data))
-    before = snapshot(study)
+    before = world_state(study, tmp_path)
     with pytest.raises(UserError) as exc:
         run_study(spec, study, stale_backend(), progress=False)
     assert str(exc.value) == (
@@ -136,7 +141,7 @@ def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_th
         "nothing was changed: the files are as they were, so restoring them would not help: delete "
         f"{folder} to prepare it again (the nodes after it run again), or run the study in another --out folder"
     )
-    assert snapshot(study) == before
+    assert_unchanged(before)
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     assert_printed_as_documented("study-over-older-txt-reading", err, tmp_path)
     shutil.rmtree(folder)  # the fix: prepared again, as this encoderlab reads the corpus

@@ -13,7 +13,7 @@ import shutil
 import pytest
 from fake_study import tiny_corpus
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import snapshot
+from tests.reliability.treestate import assert_unchanged, tree_state, world_state
 from tests.study.stale_fixtures import edit_corpus, stale_backend, stale_spec
 
 from encoderlab.errors import UserError
@@ -42,15 +42,20 @@ def _interrupted_after_the_tokenizer(tmp_path):
     return corpus, spec, study, folder
 
 
-def test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus(tmp_path):
+def test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus(
+    tmp_path, monkeypatch
+):
     """Was: the rerun trained the data and every run on the tokenizer of the old text, without a word."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
     edit_corpus(corpus)
-    before = snapshot(study)
     for checked in (True, False):  # refused before the study runs, and by the node itself
+        before = world_state(tmp_path)
         with pytest.raises(UserError, match=STALE) as exc:
             run_study(spec, study, stale_backend(checked), progress=False)
-        assert "\n" not in str(exc.value) and (snapshot(study) == before or not checked)
+        assert "\n" not in str(exc.value)
+        if checked:
+            assert_unchanged(before)
         assert f"main: {folder / 'tokenizer'} was" in str(exc.value)
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     assert_printed_as_documented("study-tokenizer-over-a-changed-corpus", err, tmp_path)
@@ -98,21 +103,23 @@ UNRECORDED = (
 )
 
 
-def test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet(tmp_path):
+def test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet(tmp_path, monkeypatch):
     """A tokenizer an earlier encoderlab trained (no sources.json) before an interruption: was reused
     unchecked, whatever the corpus had become since. What it was trained on cannot be known (its corpus
     may be the same, or not), so it is refused until deleted; deleted, the node trains it again."""
     from encoderlab.data.tokenizer_training import SOURCES
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
     (folder / "tokenizer" / SOURCES).unlink()
     edit_corpus(corpus)
-    before = snapshot(study)
     for checked in (True, False):  # refused before the study runs, and by the node itself
+        before = world_state(tmp_path)
         with pytest.raises(UserError, match=UNRECORDED) as exc:
             run_study(spec, study, stale_backend(checked), progress=False)
         assert f"main: {folder / 'tokenizer'} records" in str(exc.value)
-        assert snapshot(study) == before or not checked
+        if checked:
+            assert_unchanged(before)
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     assert_printed_as_documented("study-tokenizer-without-sources", err, tmp_path)
     (folder / "data").mkdir()  # data begun with that tokenizer goes too
@@ -133,10 +140,10 @@ def test_a_finished_prepare_node_whose_tokenizer_records_no_sources_is_kept(tmp_
     run_study(spec, study, stale_backend(), progress=False)
     folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     (folder / "tokenizer" / SOURCES).unlink()
-    before = snapshot(study)
+    before = tree_state(study)
     run_study(spec, study, stale_backend(), progress=False)  # nothing to refuse, nothing to run again
     assert not (folder / "tokenizer" / SOURCES).exists() and (folder / MARKER).exists()
-    assert {k: v for k, v in snapshot(study).items() if k.startswith("nodes/prepare")} == {
+    assert {k: v for k, v in tree_state(study).items() if k.startswith("nodes/prepare")} == {
         k: v for k, v in before.items() if k.startswith("nodes/prepare")
     }
 
@@ -160,24 +167,26 @@ def _damaged(reason: str) -> str:
         (None, "unreadable: Is a directory"),
     ],
 )
-def test_a_tokenizer_whose_sources_json_is_damaged_says_so(tmp_path, written, reason):
+def test_a_tokenizer_whose_sources_json_is_damaged_says_so(tmp_path, written, reason, monkeypatch):
     """Was: "no readable sources.json: an earlier encoderlab trained it", of a file this encoderlab wrote
     and something damaged since; `{}` (no recipe, no sources) was not even refused, but reused unchecked.
     The line names the file and the damage, and gives the same fix (delete the tokenizer)."""
     from encoderlab.data.tokenizer_training import SOURCES
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
     if written is None:
         (folder / "tokenizer" / SOURCES).unlink()
         (folder / "tokenizer" / SOURCES).mkdir()
     else:
         (folder / "tokenizer" / SOURCES).write_bytes(written)
-    before = snapshot(study)
     for checked in (True, False):  # refused before the study runs, and by the node itself
+        before = world_state(tmp_path)
         with pytest.raises(UserError, match=_damaged(reason)) as exc:
             run_study(spec, study, stale_backend(checked), progress=False)
         assert f"main: {folder / 'tokenizer' / SOURCES}, the record" in str(exc.value)
-        assert snapshot(study) == before or not checked
+        if checked:
+            assert_unchanged(before)
     err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
     if reason == "not valid JSON":  # the row's case
         assert_printed_as_documented("study-tokenizer-damaged-sources", err, tmp_path)

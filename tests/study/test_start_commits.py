@@ -10,13 +10,15 @@ import json
 
 from tests.data.hub_cache_fixtures import SHA_A, SHA_B
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.study.study_fixtures import HUB_START_STUDY, hub_start_world
 
 AS_IS = "  - {name: start, init: someone/enc}\n"
 
 
 def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     storage = hub_start_world(tmp_path, monkeypatch)
     argv = ["study", "run", tmp_path / "drift.yaml", "--out", tmp_path / "out", "--no-fetch"]
     code, err = cli(argv, capsys)
@@ -33,7 +35,7 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(t
         HUB_START_STUDY.replace("runs:\n", "runs:\n" + AS_IS)
     )  # evaluate it as is too
     (storage / "refs" / "main").write_text(SHA_B)  # the repo moved on
-    before = snapshot(tmp_path / "out")
+    before = world_state(tmp_path / "out", tmp_path)
     code, err = cli(argv, capsys)
     assert code == 2 and err.strip() == (
         "encoderlab: error: study drift: start model 'someone/enc' is read unpinned, and it has moved: its "
@@ -44,7 +46,7 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(t
         "again at the new one"
     ), err
     assert_printed_as_documented("study-hub-start-moved", err, tmp_path)
-    assert snapshot(tmp_path / "out") == before
+    assert_unchanged(before)
 
     (storage / "refs" / "main").write_text(SHA_A)  # back at the commit the run read: the study resumes
     code, err = cli(argv, capsys)
@@ -55,6 +57,7 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(t
 def test_a_resumed_study_whose_hub_start_moved_is_refused_when_only_evaluations_as_is_read_it(
     tmp_path, monkeypatch, capsys
 ):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     storage = hub_start_world(tmp_path, monkeypatch)
     as_is = HUB_START_STUDY.replace("  - {name: cpt, recipe: cpt-mlm, init: someone/enc}\n", AS_IS)
     (tmp_path / "drift.yaml").write_text(as_is.replace("baseline: cpt", "baseline: start"))
@@ -69,10 +72,10 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_when_only_evaluations_
         HUB_START_STUDY.replace("runs:\n", "runs:\n" + AS_IS)
     )  # a run continues it now
     (storage / "refs" / "main").write_text(SHA_B)  # the repo moved on
-    before = snapshot(tmp_path / "out")
+    before = world_state(tmp_path / "out", tmp_path)
     code, err = cli(argv, capsys)
     assert (
         code == 2
         and f"(start (evaluated as is) read commit {SHA_A}; it resolves to commit {SHA_B} now)" in err
     )
-    assert snapshot(tmp_path / "out") == before
+    assert_unchanged(before)

@@ -17,7 +17,7 @@ import pytest
 from fake_study import backend as fake_backend
 from fake_study import small_spec
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import snapshot
+from tests.reliability.treestate import assert_unchanged, tree_state, world_state
 from tests.study.study_fixtures import polarity_task_file
 
 from encoderlab.errors import UserError
@@ -73,9 +73,9 @@ def test_a_finished_study_cleaned_against_its_task_file_resumes_with_it_moved(tm
     report = run_study(spec, study, backend, progress=False)
     assert all("test_texts" in n.config for n in build_graph(spec, backend) if n.kind == "prepare")
     shutil.move(tmp_path / "tasks", tmp_path / "moved")
-    nodes = {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
+    nodes = {k: v for k, v in tree_state(study).items() if k.startswith(("nodes/", "report/"))}
     assert run_study(spec, study, backend, progress=False) == report
-    assert {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))} == nodes
+    assert {k: v for k, v in tree_state(study).items() if k.startswith(("nodes/", "report/"))} == nodes
 
 
 def test_a_finished_study_resumes_with_its_task_file_moved(tmp_path):
@@ -83,39 +83,43 @@ def test_a_finished_study_resumes_with_its_task_file_moved(tmp_path):
     report = _run(spec, study)
     assert any("polarity" in n for n in build_graph(spec, _backend()).nodes)
     shutil.move(tmp_path / "tasks", tmp_path / "moved")
-    nodes = {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
+    nodes = {k: v for k, v in tree_state(study).items() if k.startswith(("nodes/", "report/"))}
     assert _run(spec, study) == report  # was: "task file .../polarity.yaml does not exist; give the path ..."
-    assert {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))} == nodes
+    assert {k: v for k, v in tree_state(study).items() if k.startswith(("nodes/", "report/"))} == nodes
 
 
-def test_a_node_still_to_run_that_reads_the_moved_task_file_is_refused_before_anything_is_written(tmp_path):
+def test_a_node_still_to_run_that_reads_the_moved_task_file_is_refused_before_anything_is_written(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     spec, study = _spec(tmp_path), tmp_path / "s"
     _run(spec, study)
     graph = build_graph(spec, _backend())
     own = [n for n in graph if n.kind == "eval" and "polarity" in n.name]
     shutil.move(tmp_path / "tasks", tmp_path / "moved")
     shutil.rmtree(node_dir(study, own[0]))
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     with pytest.raises(UserError, match=REFUSED) as exc:
         _run(spec, study)
     assert int(exc.value.args[0].split(", and ")[1].split()[0]) == 1  # the other models' nodes finished
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
     assert_printed_as_documented(
         "study-resume-task-file-moved", f"encoderlab: error: {exc.value}\n", tmp_path
     )
 
 
-def test_a_node_whose_config_the_record_has_not_is_to_run_and_so_refused(tmp_path):
+def test_a_node_whose_config_the_record_has_not_is_to_run_and_so_refused(tmp_path, monkeypatch):
     """Another `max_steps`: the task's signature under it is not recorded (the file is not there to
     say it), so no finished node is taken for it, whatever the fine-tuning cap of the recorded ones."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     spec, study = _spec(tmp_path), tmp_path / "s"
     _run(spec, study)
     shutil.move(tmp_path / "tasks", tmp_path / "moved")
     capped = dataclasses.replace(spec, eval=dataclasses.replace(spec.eval, max_steps=5))
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     with pytest.raises(UserError, match=REFUSED):
         _run(capped, study)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
     built = build_graph(capped, recorded_backend(capped, study, _backend()))
     assert {n.config["task_signature"] for n in built if "polarity" in n.name} == {"?"}
 
@@ -133,11 +137,14 @@ def test_a_task_file_that_is_there_is_read_not_taken_from_the_record(tmp_path):
     assert not (tmp_path / "first-run").exists()
 
 
-def test_with_only_some_task_files_gone_none_is_taken_from_the_record_and_the_resume_is_refused(tmp_path):
+def test_with_only_some_task_files_gone_none_is_taken_from_the_record_and_the_resume_is_refused(
+    tmp_path, monkeypatch
+):
     """graph.json keys each task by all the study's task files, not the one that held it, so with one of
     two gone none is taken as recorded. Was "task file ... does not exist; give the path of a task YAML
     file ...", the line of a first run, which did not say why the record is not used nor what keeps the
     finished nodes; put back, the study resumes with every node kept."""
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     spec, study = _spec(tmp_path), tmp_path / "s"
     (tmp_path / "more").mkdir()
     polarity_task_file(tmp_path / "more")
@@ -147,21 +154,23 @@ def test_with_only_some_task_files_gone_none_is_taken_from_the_record_and_the_re
     files = (*spec.eval.task_files, str(tone))
     spec = dataclasses.replace(spec, eval=dataclasses.replace(spec.eval, task_files=files))
     report = _run(spec, study)
-    nodes = {k: v for k, v in snapshot(study).items() if k.startswith("nodes/")}
+    nodes = {k: v for k, v in tree_state(study).items() if k.startswith("nodes/")}
     shutil.move(tmp_path / "tasks", tmp_path / "moved")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     with pytest.raises(UserError, match=PARTLY) as exc:
         _run(spec, study)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
     assert_printed_as_documented(
         "study-resume-some-task-files-moved", f"encoderlab: error: {exc.value}\n", tmp_path
     )
     shutil.move(tmp_path / "moved", tmp_path / "tasks")
     assert _run(spec, study) == report
-    assert {k: v for k, v in snapshot(study).items() if k.startswith("nodes/")} == nodes
+    assert {k: v for k, v in tree_state(study).items() if k.startswith("nodes/")} == nodes
 
 
-def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_is_refused(tmp_path):
+def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_is_refused(
+    tmp_path, monkeypatch
+):
     """Was "... holds no prepared data (no meta.json); prepare it first with `encoderlab data prepare`",
     even with every node finished. The folder is keyed by its content, recorded in graph.json: a finished
     study resumes without it, and so does one whose evaluation node is to run (it reads a model; the
@@ -175,6 +184,7 @@ def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_
     from encoderlab.data.tokenizer import train_tokenizer
     from encoderlab.study.spec import DataSpec
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
     train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
     cfg = PrepareConfig(
@@ -189,7 +199,7 @@ def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_
         return small_spec(data=(main,))
 
     def outputs():
-        return {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
+        return {k: v for k, v in tree_state(study).items() if k.startswith(("nodes/", "report/"))}
 
     def kept(files, rerun):
         return {
@@ -209,23 +219,25 @@ def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_
     done = outputs()
     trained = node_dir(study, graph.nodes["pretrain/mlm20"])
     shutil.rmtree(trained)
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     with pytest.raises(UserError) as exc:
         _run(spec(data), study)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
     assert_printed_as_documented("study-resume-prepared-moved", f"encoderlab: error: {exc.value}\n", tmp_path)
     with pytest.raises(
         UserError, match=r"folder \S+/typo is not there .*, and \S+/s did not run with it, so"
     ):
         _run(spec(tmp_path / "typo"), study)  # not the folder the study ran with: nothing recorded of it
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
     _run(spec(moved), study)  # the fix: its place now; only that node, its evaluations and the report run
     assert kept(outputs(), "mlm20") == kept(done, "mlm20") and any(
         "nodes/pretrain/" in k for k in kept(done, "mlm20")
     )
 
 
-def test_a_prepare_node_still_to_run_that_cleans_against_the_moved_task_file_is_refused(tmp_path):
+def test_a_prepare_node_still_to_run_that_cleans_against_the_moved_task_file_is_refused(
+    tmp_path, monkeypatch
+):
     """A dataset added to a study whose task files are gone: its prepare node cleans its corpus against their
     test splits (its key holds their digest as recorded), so it reads them when it runs. It was not counted
     among the nodes reading them (only evaluation nodes were): `study plan` said "no node to run reads it",
@@ -233,6 +245,7 @@ def test_a_prepare_node_still_to_run_that_cleans_against_the_moved_task_file_is_
     runs or is written, as an evaluation node to run is."""
     from encoderlab.study.spec import DataSpec, RunSpec
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     backend = _backend()
     backend.decontamination = lambda spec, d: tuple(task_test_name(f) for f in spec.eval.task_files)
     backend.keyed_sets = keyed_sets
@@ -243,11 +256,11 @@ def test_a_prepare_node_still_to_run_that_cleans_against_the_moved_task_file_is_
     added = dataclasses.replace(
         spec, data=(*spec.data, DataSpec(name="extra", corpus=("fake",), seed=1)), runs=(*spec.runs, extra)
     )
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     with pytest.raises(UserError) as exc:
         run_study(added, study, backend, progress=False)
     assert str(exc.value).startswith(
         f"study fake-pfs: task file {tmp_path}/tasks/polarity.yaml is not there (moved or deleted), and 1 node "
         "still to run reads it (prepare/extra); put it back"
     ), str(exc.value)
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)

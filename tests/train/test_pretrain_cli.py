@@ -233,18 +233,19 @@ def test_dry_run_refuses_a_freeze_spec_the_run_refuses(capsys, spec, message):
     assert_one_line(code, err, message)
 
 
-def test_dry_run_checks_the_run_folder_as_the_run_does(tmp_path, capsys):
+def test_dry_run_checks_the_run_folder_as_the_run_does(tmp_path, capsys, monkeypatch):
     """`--dry-run` printed a config for an `--out` the run then refused: a file, a folder already holding a
     run (without --resume), a --resume whose saved config differs; it checked the config alone. It touches
     nothing either way, and a dry run of a valid resume or a new folder still prints the config."""
-    from tests.reliability.test_hostile_inputs import snapshot
+    from tests.reliability.treestate import assert_unchanged, world_state
 
     from encoderlab.cli import main
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     run, afile = tmp_path / "r", tmp_path / "afile"
     main([*SMOKE, "--param", "steps=12", "--param", "data=synthetic", "--out", str(run), "--until-step", "6"])
     afile.write_text("notes")
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     refused = [
         (["--out", afile], rf"--out {afile} is a file, not a folder; choose another --out"),
         (["--out", run], rf"{run} already holds a run; pass --resume to continue it or choose another --out"),
@@ -258,24 +259,25 @@ def test_dry_run_checks_the_run_folder_as_the_run_does(tmp_path, capsys):
     for extra in (["--out", run, "--resume"], ["--out", tmp_path / "new"]):
         code, err = cli([*dry, *extra], capsys)
         assert code == 0, err
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
-def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys):
+def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys, monkeypatch):
     """`--resume` of a run whose steps were all trained and whose final/ was written rewrote final/ (the
     same weights) and env.json (a new time); now it writes nothing, says the run is finished, exits 0."""
-    from tests.reliability.test_hostile_inputs import snapshot
+    from tests.reliability.treestate import assert_unchanged, world_state
 
     from encoderlab.cli import main
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     run = tmp_path / "r"
     main([*SMOKE, "--param", "steps=12", "--out", str(run)])
-    before = snapshot(run)
+    before = world_state(run, tmp_path)
     times = {p: p.stat().st_mtime_ns for p in run.rglob("*")}
     code, err = cli([*SMOKE, "--param", "steps=12", "--out", run, "--resume"], capsys)
     assert code == 0, err
     assert f"encoderlab: note: --resume: {run} is finished (step 12 of 12); nothing was changed" in err
-    assert snapshot(run) == before
+    assert_unchanged(before)
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*")} == times
 
 
@@ -385,23 +387,26 @@ def test_an_until_step_below_one_is_the_only_line_though_the_data_has_a_note(tmp
     assert not (tmp_path / "o").exists()
 
 
-def test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batch(tmp_path, capsys):
+def test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batch(
+    tmp_path, capsys, monkeypatch
+):
     """A run moved to more (or fewer) processes must set layout.world_size (a layout for another number of
     processes is refused); a grad_accum left as it was changes the global batch, and the refusal said
     only "rerun with the original settings" (what the new allocation cannot) "or pass --force" (which
     trains on with another global batch). It names the grad_accum that keeps the batch, which the resume
     then takes, or says that no whole one does. It touches nothing."""
     from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import snapshot
+    from tests.reliability.treestate import assert_unchanged, world_state
 
     from encoderlab.cli import main
     from encoderlab.train.runfolder import saved_config
 
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     run = tmp_path / "run"
     main([*SMOKE, "--param", "steps=12", "--out", str(run), "--until-step", "2"])
     layout = saved_config(run)["layout"]
     batch = layout["world_size"] * layout["grad_accum"]
-    before = snapshot(tmp_path)
+    before = world_state(tmp_path)
     resume = [*SMOKE, "--param", "steps=12", "--out", run, "--resume"]
     kept = rf"the run's global batch of {batch} micro-batches \(layout.world_size x layout.grad_accum\)"
     code, err = cli([*resume, "--set", "layout.world_size=2"], capsys)
@@ -414,7 +419,7 @@ def test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batc
     fixed = ["--set", "layout.world_size=2", "--set", f"layout.grad_accum={batch // 2}", "--dry-run"]
     code, err = cli([*resume, *fixed], capsys)  # the fix it names passes the resume's check
     assert code == 0, err
-    assert snapshot(tmp_path) == before
+    assert_unchanged(before)
 
 
 @pytest.mark.parametrize("start", ["scratch", "init"])

@@ -14,7 +14,7 @@ import shutil
 import socket
 
 import pytest
-from tests.reliability.treestate import changes, world_state
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.train.helpers import tiny_run
 
 from encoderlab.errors import UserError
@@ -43,7 +43,7 @@ def test_a_resume_beside_a_live_run_names_its_holder_before_reading_a_checkpoint
     before = world_state(tmp_path)
     with pytest.raises(UserError) as refused:
         pretrain(cfg, resume=True)
-    assert not changes(before, world_state(tmp_path))  # the lock's bytes and mtime, caches, cwd included
+    assert_unchanged(before)  # the lock's bytes and mtime, caches, cwd included
     assert str(refused.value) == (
         f"{run} is in use by pretrain (pid {os.getppid()} on {socket.gethostname()} since 2026-12-06T20:33:14Z); "
         f"wait for it, use another --out, or delete {run / LOCK} if that process is gone"
