@@ -1,15 +1,19 @@
 """Tests' hold on the local hub server (hub_server.py): `serve_hub` starts one and points huggingface_hub,
 `datasets` and encoderlab at it with a fresh HF_HOME (the `hub_server` fixture of tests/conftest.py),
-`go_offline` stops it and sets HF_HUB_OFFLINE=1, `repo_files` is a folder as a served repo holds it.
+`go_offline` stops it and sets HF_HUB_OFFLINE=1, `down_hub` puts a hub gone down (`DownHub`) in its place,
+`down_after_first_file` has it go down in the middle of a download,
+`repo_files` is a folder as a served repo holds it.
 
 huggingface_hub reads HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE once, at import (constants.py), and so does
 `datasets` (config.py): the environment alone would not reach them, so their constants are patched too."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from tests.data.hub_server import HubServer
+from tests.data.hub_server import DownHub, HubServer
 
 
 def serve_hub(monkeypatch, home: Path) -> HubServer:
@@ -50,6 +54,47 @@ def point_at(monkeypatch, url: str) -> None:
     monkeypatch.setattr(
         datasets.config, "HUB_DATASETS_URL", url + "/datasets/{repo_id}/resolve/{revision}/{path}"
     )
+
+
+@contextmanager
+def down_hub(mode: str, *, server: HubServer | None = None, monkeypatch=None) -> Iterator[DownHub]:
+    """A `DownHub` in `mode` ("reset" or "silent") in place of `server` (stopped first: its port would
+    refuse, another case), stopped when the block ends. With `monkeypatch`, this process asks it
+    (`point_at`) and huggingface_hub's HF_HUB_ETAG_TIMEOUT is 1 s, so a silent hub costs the test a second,
+    not the library's 10; without, only the processes a test starts with its `url` ask it."""
+    from huggingface_hub import constants
+
+    if server is not None:
+        server.stop()
+    down = DownHub(mode)
+    if monkeypatch is not None:
+        point_at(monkeypatch, down.url)
+        monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", 1)
+    try:
+        yield down
+    finally:
+        down.stop()
+
+
+def down_after_first_file(server: HubServer, monkeypatch, is_data: Callable[[str], bool]) -> list[str]:
+    """Have `server` go down once it has served one file whose URL `is_data` picks: each later request's
+    connection is closed unanswered. huggingface_hub's retries are not waited for. Returns the list that holds
+    the URL served (empty until then)."""
+    from huggingface_hub import file_download
+
+    route, answered = server.route, []
+
+    def cut_after_first_data_file(url: str):
+        if answered:
+            raise ConnectionAbortedError("the hub went down")  # the handler closes the connection
+        reply = route(url)
+        if "/resolve/" in url and is_data(url) and reply.status == 200:
+            answered.append(url)
+        return reply
+
+    monkeypatch.setattr(server, "route", cut_after_first_data_file)
+    monkeypatch.setattr(file_download.time, "sleep", lambda seconds: None)  # its retries, unwaited
+    return answered
 
 
 def set_offline(monkeypatch, offline: bool) -> None:

@@ -13,10 +13,9 @@ request is one line naming its URL (the download waited on a silent hub until it
 from __future__ import annotations
 
 import pytest
-from huggingface_hub import constants
 from tests.data.hub_cache_fixtures import SHA_B
-from tests.data.hub_server import DownHub, ServedRepo
-from tests.data.hub_server_fixtures import point_at, repo_files
+from tests.data.hub_server import ServedRepo
+from tests.data.hub_server_fixtures import down_hub, repo_files
 from tests.eval.fixtures import model_folder
 
 from encoderlab.data import hubdown
@@ -76,13 +75,8 @@ def test_a_cached_model_with_the_hub_down_but_accepting_is_read_after_one_attemp
     """reset: was refused ("cannot download ... (ReadError: ... reset by peer)"), the cache full;
     silent: `repo_info` has no timeout and waited until the hub dropped the connection (RemoteProtocolError,
     refused the same way); now the library's HF_HUB_ETAG_TIMEOUT bounds the one request."""
-    down = DownHub(mode)
-    point_at(monkeypatch, down.url)
-    monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", 1)
-    try:
+    with down_hub(mode, monkeypatch=monkeypatch) as down:
         assert source_path(HUB_ID).name == SHA_B
-    finally:
-        down.stop()
     cause = "ReadError: [Errno 104] Connection reset by peer" if mode == "reset" else "ReadTimeout: timed out"
     assert _notes(capsys) == [NOTE.format(cause=cause)] and len(down.asked()) == 1
 
@@ -95,15 +89,11 @@ def test_an_uncached_model_with_the_hub_silent_is_one_line_naming_the_hub_after_
     `list_repo_tree`, with no timeout, and waited until the hub dropped the connection ("RemoteProtocolError:
     Server disconnected without sending a response", a hub that never drops it: forever). Now the one
     request, bounded by HF_HUB_ETAG_TIMEOUT, is the line, which names the hub's URL and the fixes."""
-    hub_server.stop()
-    down = DownHub("silent")
-    point_at(monkeypatch, down.url)
-    monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", 1)
-    try:
-        with pytest.raises(UserError) as refused:
-            source_path(HUB_ID + pin)
-    finally:
-        down.stop()
+    with (
+        down_hub("silent", server=hub_server, monkeypatch=monkeypatch) as down,
+        pytest.raises(UserError) as refused,
+    ):
+        source_path(HUB_ID + pin)
     line = str(refused.value)
     assert line.startswith(
         f"cannot download model '{HUB_ID}{pin}': the Hugging Face hub at {down.url} did not answer within "
@@ -120,15 +110,11 @@ def test_a_model_check_with_the_hub_silent_is_bounded_by_the_etag_timeout(hub_se
     request, which had no timeout: it waited until the silent hub dropped the connection and named that
     ("RemoteProtocolError: Server disconnected ..."; a hub that never drops it: forever). Now every probe of
     the hub (`hub.probe_hub`) is bounded by huggingface_hub's HF_HUB_ETAG_TIMEOUT."""
-    hub_server.stop()
-    down = DownHub("silent")
-    point_at(monkeypatch, down.url)
-    monkeypatch.setattr(constants, "HF_HUB_ETAG_TIMEOUT", 1)
-    try:
-        with pytest.raises(UserError) as refused:
-            check_model_repo(HUB_ID)
-    finally:
-        down.stop()
+    with (
+        down_hub("silent", server=hub_server, monkeypatch=monkeypatch) as down,
+        pytest.raises(UserError) as refused,
+    ):
+        check_model_repo(HUB_ID)
     assert f"cannot download model '{HUB_ID}' from the Hugging Face hub (ReadTimeout: timed out)" in str(
         refused.value
     ), refused.value

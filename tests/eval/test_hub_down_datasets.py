@@ -15,10 +15,11 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import nullcontext
 
 import pytest
-from tests.data.hub_server import DownHub, ServedRepo
-from tests.data.hub_server_fixtures import repo_files
+from tests.data.hub_server import ServedRepo
+from tests.data.hub_server_fixtures import down_hub, repo_files
 from tests.eval.fixtures import model_folder
 from tests.eval.test_hub_server_datasets import COMMIT, READ_IN_A_NEW_PROCESS, serve_dataset
 
@@ -47,13 +48,9 @@ def _read_with_the_hub(url: str, repo: str) -> tuple[object, list[str]]:
 def test_a_cached_hub_dataset_with_the_hub_down_is_read_with_one_note_and_no_retries(hub_server, mode):
     serve_dataset(hub_server, "me/reviews", ".csv", *CSV)
     online = load_hub(HubSource("me/reviews"))
-    hub_server.stop()
-    down = DownHub("reset") if mode == "reset" else None
-    try:
+    hub_server.stop()  # refused: its port refuses; reset: a hub accepting and resetting in its place
+    with down_hub("reset") if mode == "reset" else nullcontext() as down:
         read, lines = _read_with_the_hub(down.url if down else hub_server.url, "me/reviews")
-    finally:
-        if down:
-            down.stop()
     assert read == {s: online[s].to_list() for s in online}
     cause = (
         "ReadError: [Errno 104] Connection reset by peer"
@@ -71,11 +68,8 @@ def test_a_cached_hub_dataset_with_the_hub_down_is_read_with_one_note_and_no_ret
 
 
 def test_an_uncached_hub_dataset_with_the_hub_down_is_one_line_after_one_attempt(hub_server):
-    down = DownHub("reset")
-    try:
+    with down_hub("reset") as down:
         refusal, lines = _read_with_the_hub(down.url, "me/absent")
-    finally:
-        down.stop()
     assert lines == [] and len(down.asked()) == 1, (
         lines,
         down.requests,

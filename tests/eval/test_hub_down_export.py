@@ -21,8 +21,8 @@ import sys
 
 import pandas as pd
 import pytest
-from tests.data.hub_server import DownHub, ServedRepo
-from tests.data.hub_server_fixtures import REPO_EXTRAS
+from tests.data.hub_server import ServedRepo
+from tests.data.hub_server_fixtures import REPO_EXTRAS, down_after_first_file, down_hub
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import load_hub
@@ -126,16 +126,12 @@ def test_a_cached_export_with_the_hub_down_or_offline_is_read_from_the_hub_cache
         _source("me/multi") if named == LISTED else parquet_export("me/multi", "default", ("test", "train"))
     )
     assert load_hub(source)["train"]["text"] == ["a b", "c d"]
-    hub_server.stop()
-    down = DownHub("reset")
     # a task file's export in the same `datasets` cache; a built-in task's in another, empty one
     extra = {"HF_DATASETS_CACHE": str(tmp_path / "another-datasets-cache")} if named == NAMED else {}
-    try:
+    with down_hub("reset", server=hub_server) as down:
         read, lines = _read_in_a_new_process(
             down.url, "me/multi", named, **extra, **({"HF_HUB_OFFLINE": "1"} if offline else {})
         )
-    finally:
-        down.stop()
     assert read == ROWS, read
     note = (
         "encoderlab: note: the Hugging Face hub did not answer (ReadError: [Errno 104] Connection reset by "
@@ -147,11 +143,8 @@ def test_a_cached_export_with_the_hub_down_or_offline_is_read_from_the_hub_cache
 
 
 def test_an_uncached_export_with_the_hub_down_is_one_line_after_one_request(hub_server):
-    down = DownHub("reset")
-    try:
+    with down_hub("reset") as down:
         refusal, lines = _read_in_a_new_process(down.url, "me/absent")
-    finally:
-        down.stop()
     assert refusal == (  # was the same line, after six requests for the export's listing
         "cannot load me/absent (config default) at refs/convert/parquet from me/absent: the hub did not answer "
         "(ReadError: [Errno 104] Connection reset by peer); check the name and your connection, or set "
@@ -165,32 +158,16 @@ def test_an_uncached_named_export_with_the_hub_down_asks_the_hub_once(hub_server
     one line. Before, the line's check of the export's config and splits (`export_problem`) asked the hub
     again (`hub_down`) after the read found it down: two requests, on a silent hub a second wait of up to
     HF_HUB_ETAG_TIMEOUT."""
-    down = DownHub("reset")
-    try:
+    with down_hub("reset") as down:
         refusal, lines = _read_in_a_new_process(down.url, "me/absent", NAMED)
-    finally:
-        down.stop()
     assert isinstance(refusal, str) and "the hub did not answer (ReadError" in refusal, refusal
     assert len(down.asked()) == 1 and lines == [], (down.requests, lines)
 
 
 def test_an_export_whose_hub_goes_down_mid_download_is_one_line(hub_server, monkeypatch):
     """The hub gone after the export's first data file: one line naming the client's error."""
-    from huggingface_hub import file_download
-
     _serve(hub_server, "me/multi")
-    route, answered = hub_server.route, []
-
-    def cut_after_first_data_file(url: str):
-        if answered:
-            raise ConnectionAbortedError("the hub went down")  # the handler closes the connection
-        reply = route(url)
-        if "/resolve/" in url and url.endswith(".parquet") and reply.status == 200:
-            answered.append(url)
-        return reply
-
-    monkeypatch.setattr(hub_server, "route", cut_after_first_data_file)
-    monkeypatch.setattr(file_download.time, "sleep", lambda seconds: None)  # its retries, unwaited
+    answered = down_after_first_file(hub_server, monkeypatch, lambda url: url.endswith(".parquet"))
     with pytest.raises(UserError) as caught:
         load_hub(_source("me/multi"))
     line = str(caught.value)
@@ -205,21 +182,8 @@ def test_an_export_cut_short_online_is_refused_offline_naming_the_files_it_lacks
     again with HF_HUB_OFFLINE=1: refused, naming the file the snapshot lacks, as a CSV dataset's is
     (`hubcomplete.check_complete`: the files were recorded before the fetch). Before, nothing recorded them,
     so the snapshot was left to `datasets`' offline read, which took the files fetched so far for the export."""
-    from huggingface_hub import file_download
-
     _serve(hub_server, "me/multi")
-    route, answered = hub_server.route, []
-
-    def cut_after_first_data_file(url: str):
-        if answered:
-            raise ConnectionAbortedError("the hub went down")
-        reply = route(url)
-        if "/resolve/" in url and url.endswith(".parquet") and reply.status == 200:
-            answered.append(url.rsplit("/", 3)[-3:])
-        return reply
-
-    monkeypatch.setattr(hub_server, "route", cut_after_first_data_file)
-    monkeypatch.setattr(file_download.time, "sleep", lambda seconds: None)
+    answered = down_after_first_file(hub_server, monkeypatch, lambda url: url.endswith(".parquet"))
     with pytest.raises(UserError):
         load_hub(parquet_export("me/multi", "default", ("test", "train")))
     hub_server.stop()

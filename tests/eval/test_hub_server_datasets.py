@@ -14,7 +14,7 @@ import io
 import pandas as pd
 import pytest
 from tests.data.hub_server import ServedRepo
-from tests.data.hub_server_fixtures import REPO_EXTRAS, go_offline
+from tests.data.hub_server_fixtures import REPO_EXTRAS, down_after_first_file, go_offline
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import load_hub
@@ -149,21 +149,8 @@ def test_a_hub_that_stops_answering_mid_download_is_one_line_then_offline_the_cu
     """The hub gone after its first data file (every later request's connection closed unanswered): the
     fetch raised httpx2's RemoteProtocolError, neither an OSError nor a ConnectionError, as a traceback;
     now one line naming it, and offline the snapshot cut short is refused naming the files it lacks."""
-    from huggingface_hub import file_download
-
     serve_dataset(hub_server, "me/reviews", ".csv", b"review,stars\nfine,1\n", b"review,stars\nbad,0\n")
-    route, answered = hub_server.route, []
-
-    def cut_after_first_data_file(url: str):
-        if answered:
-            raise ConnectionAbortedError("the hub went down")  # the handler closes the connection
-        reply = route(url)
-        if "/resolve/" in url and "/data/" in url and reply.status == 200:
-            answered.append(url)
-        return reply
-
-    monkeypatch.setattr(hub_server, "route", cut_after_first_data_file)
-    monkeypatch.setattr(file_download.time, "sleep", lambda seconds: None)  # its retries, unwaited
+    answered = down_after_first_file(hub_server, monkeypatch, lambda url: "/data/" in url)
     with pytest.raises(UserError) as caught:
         load_hub(HubSource("me/reviews"))
     assert str(caught.value).startswith("cannot load me/reviews from me/reviews: the hub did not answer (")
