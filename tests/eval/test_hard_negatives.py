@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from tests.eval.fixtures import model_folder, run_cli, write_jsonl, write_task_file
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.errors import UserError
 from encoderlab.eval.batching import model_inputs
@@ -182,26 +183,41 @@ def test_a_task_file_without_a_negative_column_keeps_its_training_rows(tmp_path)
     assert {tuple(sorted(r)) for r in data.train} == {("doc_id", "document", "query")}
 
 
+def _refused_as_run_and_as_check(tmp_path, path, row: str, expected: str, capsys, monkeypatch) -> None:
+    """`eval MODEL --task-file PATH --out e`, and with `--check`: each refused in the one line `expected`, as
+    errors.md's `row` prints it, with nothing written (`treestate`: the test's folder, caches and the working
+    folder)."""
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    monkeypatch.chdir(tmp_path)
+    for check in ([], ["--check"]):
+        before = world_state(tmp_path)
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
+        assert_printed_as_documented(row, err, tmp_path)
+        assert_unchanged(before)
+
+
 @pytest.mark.usefixtures("isolated_tasks")
 @pytest.mark.parametrize("empty", [None, "", "   "])
-def test_an_empty_negative_is_refused_naming_the_first_such_row(tmp_path, capsys, empty):
+def test_an_empty_negative_is_refused_naming_the_first_such_row(tmp_path, capsys, empty, monkeypatch):
     """Every row needs one once the file has the column (sentence-transformers' triplets); a row without
     one trained on fewer candidates, unsaid. The first bad row in file order is named."""
     rows = _rows(30, "negative")
     rows[2]["negative"] = empty
     rows[5]["negative"] = None
     path = _task_file(tmp_path, rows, "task_negative_empty.yaml")
-    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
-    for check in ([], ["--check"]):
-        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
-        expected = (
+    _refused_as_run_and_as_check(
+        tmp_path,
+        path,
+        "task-file-ir-negative-empty",
+        (
             f"task file {path}: train split, line 3 of train.jsonl: a row has an empty negative (its hard "
             "negative; once the file has that column every row needs one, as sentence-transformers' triplets "
             "do); fill it in, remove the row, or drop the column to train on in-batch negatives only"
-        )
-        assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
-        assert_printed_as_documented("task-file-ir-negative-empty", err, tmp_path)
-        assert not (tmp_path / "e").exists()
+        ),
+        capsys,
+        monkeypatch,
+    )
 
 
 @pytest.mark.usefixtures("isolated_tasks")
@@ -214,24 +230,25 @@ def test_a_row_without_the_negative_key_beside_rows_with_it_is_refused(tmp_path)
 
 
 @pytest.mark.usefixtures("isolated_tasks")
-def test_a_named_negative_column_only_the_test_split_has_is_refused(tmp_path, capsys):
+def test_a_named_negative_column_only_the_test_split_has_is_refused(tmp_path, capsys, monkeypatch):
     """`columns: {negative: hard}` where only test holds `hard`: negatives are training-only, so it was
     dropped without a word (in-batch negatives only); `require_named_columns` refuses it only where no split
     has it."""
     path = _task_file(
         tmp_path, _rows(30, None), "task_negative_not_in_train.yaml", columns={"negative": "hard"}
     )
-    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
-    for check in ([], ["--check"]):
-        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
-        expected = (
+    _refused_as_run_and_as_check(
+        tmp_path,
+        path,
+        "task-file-ir-negative-not-in-train",
+        (
             f"task file {path}: columns.negative: the train split has no column 'hard' (train split, "
             "train.jsonl: columns query, document); hard negatives are read in training only: add the column "
             "to the train data, or leave negative out of `columns:`"
-        )
-        assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
-        assert_printed_as_documented("task-file-ir-negative-not-in-train", err, tmp_path)
-        assert not (tmp_path / "e").exists()
+        ),
+        capsys,
+        monkeypatch,
+    )
 
 
 @pytest.mark.usefixtures("isolated_tasks")
@@ -330,7 +347,7 @@ def test_a_copy_of_a_positive_under_another_doc_id_is_masked_as_a_copy(tmp_path,
 
 
 @pytest.mark.usefixtures("isolated_tasks")
-def test_a_negative_id_column_is_refused_as_unread(tmp_path, capsys):
+def test_a_negative_id_column_is_refused_as_unread(tmp_path, capsys, monkeypatch):
     """A hard negative is told from a query's positive by its text (above), so a `negative_id` column, whose
     name says it is read as `doc_id` is, was dropped without a word; now one line, in a task file and in a
     pairs file beside data.beir alike."""
@@ -338,16 +355,17 @@ def test_a_negative_id_column_is_refused_as_unread(tmp_path, capsys):
     for i, r in enumerate(rows):
         r["doc_id"], r["negative_id"] = f"D{i}", "D0" if i == 1 else f"N{i}"
     path = _task_file(tmp_path, rows, "task_negative_id.yaml")
-    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
-    for check in ([], ["--check"]):
-        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
-        expected = (
+    _refused_as_run_and_as_check(
+        tmp_path,
+        path,
+        "task-file-ir-negative-id",
+        (
             f"task file {path}: train split, train.jsonl: column 'negative_id' is not read: a hard negative is "
             "masked for a query when its text is the query's positive's, as in-batch copies are (the model "
             "reads texts, not ids); drop or rename the column"
-        )
-        assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
-        assert_printed_as_documented("task-file-ir-negative-id", err, tmp_path)
-        assert not (tmp_path / "e").exists()
+        ),
+        capsys,
+        monkeypatch,
+    )
     with pytest.raises(UserError, match=r"^t: train split, train.jsonl: column 'negative_id' is not read"):
         irpairs.read_pairs("train.jsonl", {}, tmp_path, "t")
