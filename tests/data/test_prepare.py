@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from corpus_fixtures import corpus_records, sentence, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 from tests.data.prepare_fixtures import RESUMABLE, count_tokenized, interrupt_prepare, prepared_bytes
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.data import prepare as prep
 from encoderlab.data.prepare import PrepareConfig, choose_dtype, prepare, read_meta, split_dir, val_mask
@@ -63,13 +64,14 @@ def test_a_finished_dataset_named_like_the_temporary_folder_is_refused_not_delet
     tmp_path,
     corpus,
     tokenizer_dir,  # noqa: F811
+    monkeypatch,
 ):
-    own = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out.tmp", workers=1, progress=False)
-    before = sorted((p.name, p.stat().st_size) for p in own.rglob("*"))
+    prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out.tmp", workers=1, progress=False)
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
+    before = world_state(tmp_path)
     with pytest.raises(UserError, match=r"out\.tmp holds a finished prepared dataset.*nothing was changed"):
         prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out", workers=1, progress=False)
-    assert sorted((p.name, p.stat().st_size) for p in own.rglob("*")) == before
-    assert not (tmp_path / "out").exists()
+    assert_unchanged(before)  # out.tmp kept, no out made
 
 
 @pytest.mark.slow

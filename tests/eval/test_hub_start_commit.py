@@ -12,6 +12,7 @@ from tests.data.hub_cache_fixtures import SHA_A, SHA_B, cache_two_commits
 from tests.eval.conftest import sc_examples
 from tests.eval.fixtures import model_folder, write_jsonl, write_task_file
 from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
@@ -47,7 +48,8 @@ def test_an_out_inside_a_hub_ids_cache_folder_is_refused_and_writes_nothing(tmp_
     repo's blobs/, which the snapshot's files link into) is refused before anything is written. Before, only
     a mirror folder was guarded and the evaluation was written into the hub cache."""
     storage = cache_two_commits(tmp_path, monkeypatch, lambda folder, sha: model_folder(folder))
-    before = sorted(p.relative_to(storage) for p in storage.rglob("*"))
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
+    before = world_state(tmp_path)  # the hub cache (storage) is in it
     for model, out in (
         ("someone/enc", storage / "snapshots" / SHA_B / "eval"),
         ("someone/enc@v1", storage / "snapshots" / SHA_A),
@@ -61,4 +63,4 @@ def test_an_out_inside_a_hub_ids_cache_folder_is_refused_and_writes_nothing(tmp_
             f"encoderlab: error: --out {out} is, contains or lies inside the source {storage}; "
             "writing there would destroy what is being read: choose another --out"
         ]
-    assert sorted(p.relative_to(storage) for p in storage.rglob("*")) == before
+    assert_unchanged(before)

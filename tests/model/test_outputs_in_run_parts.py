@@ -14,6 +14,7 @@ import pytest
 from model_fixtures import make_model
 from tests.data.corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 from tests.reliability.hostile_world import TINY_RUN
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.cli import main
 from encoderlab.data.prepare import PrepareConfig, prepare
@@ -118,17 +119,15 @@ WRITERS = {
 }
 
 
-def _snapshot(folder):
-    return sorted((str(p.relative_to(folder)), p.is_file() and p.read_bytes()) for p in folder.rglob("*"))
-
-
 @pytest.mark.parametrize("command", sorted(WRITERS))
 def test_every_writer_refuses_an_output_inside_a_runs_final_or_checkpoints(
     tmp_path,
     capsys,
     tokenizer_dir,  # noqa: F811 (the fixture)
     command,
+    monkeypatch,
 ):
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
     w = tmp_path / "inputs"
     write_jsonl(w / "c.jsonl", corpus_records(20))
     (w / "tiny.yaml").write_text(TINY_RUN)
@@ -147,7 +146,7 @@ def test_every_writer_refuses_an_output_inside_a_runs_final_or_checkpoints(
             prepare(cfg, tmp_path / "merged", shard=Shard(i, 2), workers=1, progress=False)
         (run / "final").mkdir()
         shutil.move(tmp_path / "merged.shards", out.with_name("merged.shards"))
-    before = _snapshot(run)
+    before = world_state(tmp_path)
     with pytest.raises(SystemExit) as exc:
         main([str(a) for a in argv(w, tokenizer_dir, out)])
     err = capsys.readouterr().err.strip().splitlines()
@@ -156,4 +155,4 @@ def test_every_writer_refuses_an_output_inside_a_runs_final_or_checkpoints(
     assert (
         f"is or lies inside {part}, a folder of the run {run} that pretrain replaces on --resume" in err[0]
     ), err
-    assert _snapshot(run) == before
+    assert_unchanged(before)

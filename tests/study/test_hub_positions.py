@@ -79,12 +79,11 @@ def _hub(monkeypatch, root: Path, reachable: bool) -> list[tuple[str, ...]]:
 
 
 def _refused_untouched(world: Path, capsys, argv: list) -> None:
-    before, paths = world_state(world), sorted(world.rglob("*"))
+    before = world_state(world)
     code, err = cli(argv, capsys)
     assert code == 2 and err.strip() == REFUSED, err
     assert_printed_as_documented("study-eval-max-length-over-positions", err, world)
     assert_unchanged(before)
-    assert sorted(world.rglob("*")) == paths, "a refused command made a folder"
 
 
 @pytest.mark.parametrize("command", ["plan", "run"])

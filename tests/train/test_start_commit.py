@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from tests.data.hub_cache_fixtures import SHA_A, SHA_B, cache_two_commits
 from tests.reliability.test_hostile_inputs import cli
+from tests.reliability.treestate import assert_unchanged, world_state
 from tests.train.helpers import tiny_run
 
 from encoderlab.data.hub import HUB_MODELS_ENV
@@ -75,7 +76,8 @@ def test_a_run_or_export_inside_its_hub_ids_cache_folder_is_refused_and_writes_n
     export) in its snapshot or blobs/ is refused before anything is written (`sources.guarded_folder`,
     eval's guard). Before, only a mirror was guarded here and the run was written into the hub cache."""
     storage = cache_two_commits(tmp_path, monkeypatch, lambda folder, sha: _save(folder))
-    before = sorted(p.relative_to(storage) for p in storage.rglob("*"))
+    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
+    before = world_state(tmp_path)  # the hub cache (storage) is in it
     for out in (storage / "snapshots" / SHA_B / "run", storage / "blobs"):
         cfg = tiny_run(
             out, phases=(Phase(objective=MLM(mask_ratio=0.3), steps=1),), model=ModelSpec(init="someone/enc")
@@ -86,4 +88,4 @@ def test_a_run_or_export_inside_its_hub_ids_cache_folder_is_refused_and_writes_n
             pretrain(cfg)
         code, err = cli(["export", "someone/enc", "--out", str(out)], capsys)  # export reads it too
         assert code == 2 and f"--out {out} is, contains or lies inside the source {storage};" in err, err
-    assert sorted(p.relative_to(storage) for p in storage.rglob("*")) == before
+    assert_unchanged(before)
