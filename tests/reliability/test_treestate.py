@@ -56,3 +56,17 @@ def test_a_working_folder_not_the_tests_own_is_refused(world, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)  # the folder above the one named: it would be hashed whole
     with pytest.raises(AssertionError, match=r"change into the test's own folder first"):
         world_state(world)
+
+
+def test_a_txt_scan_remembered_is_no_leftover_but_one_rewritten_is(world):
+    """The memory of .txt scans is kept across commands by design (`data/txtscans.py`): a refused check of
+    an older folder may add to it, and nothing else there."""
+    memos = world.parent / "ENCODERLAB_HOME" / "cache" / "txt-scans"
+    before = world_state(world)
+    memos.mkdir(parents=True)
+    (memos / "a.json").write_text("{}")
+    assert_unchanged(before)
+    before = world_state(world)
+    _touch(memos / "a.json")
+    with pytest.raises(AssertionError, match=r"changed: .*txt-scans/a.json"):
+        assert_unchanged(before)

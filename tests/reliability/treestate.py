@@ -21,6 +21,10 @@ Design and trade-offs
     of every file in it; `world_state` refuses rather than compare a folder it cannot own.
   * `assert_unchanged` re-reads the roots the `before` value holds, not the environment's at that moment: a
     test that changes a variable after taking `before` still compares the same folders.
+  * One thing a refused command may add: an entry of the memory of .txt scans ($ENCODERLAB_HOME/cache/
+    txt-scans, `data/txtscans.py`). A check of an older prepared folder scans its .txt files and remembers each
+    verdict, a function of the file's bytes, for later commands, by design (docs/data.md), refused or not; so
+    a memo made there (and the folders holding it) is not a leftover. One changed or gone still is.
 """
 
 from __future__ import annotations
@@ -84,6 +88,18 @@ def assert_unchanged(before: dict[str, dict[str, tuple]]) -> None:
     assert not left, "a refused command left or changed:\n" + "\n".join(left)
 
 
+def _a_memo(path: Path) -> bool:
+    """Whether `path` is in the memory of .txt scans, or a folder made to hold it (module docstring)."""
+    from encoderlab.data.txtscans import FOLDER
+    from encoderlab.paths import encoderlab_home
+
+    home = encoderlab_home(create=False).absolute()
+    memos = home.joinpath(*FOLDER)
+    return path.is_relative_to(memos) or (
+        path != home and path.is_relative_to(home) and memos.is_relative_to(path)
+    )
+
+
 def changes(before: dict[str, dict[str, tuple]], after: dict[str, dict[str, tuple]]) -> list[str]:
     """What differs between two `world_state`s, one line per path (made, gone or changed), for a message."""
     said = []
@@ -92,5 +108,6 @@ def changes(before: dict[str, dict[str, tuple]], after: dict[str, dict[str, tupl
         for name in sorted(set(was) | set(now)):
             if was.get(name) != now.get(name):
                 how = "made" if name not in was else "gone" if name not in now else "changed"
-                said.append(f"{how}: {Path(root) / name}")
+                if how != "made" or not _a_memo((Path(root) / name).absolute()):
+                    said.append(f"{how}: {Path(root) / name}")
     return said
