@@ -85,7 +85,7 @@ def test_micro_f1_is_only_for_multilabel_tasks(tmp_path):
     assert task_from_file(_topic_files(tmp_path, metric="micro_f1")).metric == "micro_f1"
     with pytest.raises(
         UserError,
-        match=r"metric 'micro_f1' is not one of sc's: accuracy, macro_f1, weighted_f1 \(micro_f1 scores a multi-label",
+        match=r"metric 'micro_f1' is not one of sc's: accuracy, macro_f1, weighted_f1, f1 \(micro_f1 scores a multi-label",
     ):
         task_from_file(_topic_files(tmp_path, options={}, metric="micro_f1"))
 

@@ -55,8 +55,8 @@ QA = {"question": "q", "context": "c", "answers": "a"}
     "family, change, said",
     [
         ("sc", {"columns": QA}, "columns of a sc task: unknown fields answers, context, question; valid: label, text"),
-        ("sc", {"options": {"stride": 64, "v2": True}}, "options: unknown fields stride, v2; valid: head, multilabel, pooling, regression"),
-        ("sc", {"metric": "exact_match"}, "metric 'exact_match' is not one of sc's: accuracy, macro_f1, weighted_f1"),
+        ("sc", {"options": {"stride": 64, "v2": True}}, "options: unknown fields stride, v2; valid: head, multilabel, pooling, positive_label, regression"),
+        ("sc", {"metric": "exact_match"}, "metric 'exact_match' is not one of sc's: accuracy, macro_f1, weighted_f1, f1"),
         ("qa", {}, "columns of a qa task: unknown fields label, text; valid: answers, context, id, question"),
     ],
 )  # fmt: skip
@@ -80,4 +80,4 @@ def test_fields_no_family_has_get_no_family_named(tmp_path):
     path = write_task_file(tmp_path, name="reviews", **spec)
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
-    assert str(err.value).endswith("valid: head, multilabel, pooling, regression")
+    assert str(err.value).endswith("valid: head, multilabel, pooling, positive_label, regression")

@@ -284,7 +284,7 @@ def test_a_template_under_options_is_refused_and_options_list_neither_as_valid(t
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
     assert str(err.value) == (
-        f"task file {path}: options: unknown field poolng (pooling?); valid: head, multilabel, pooling, regression"
+        f"task file {path}: options: unknown field poolng (pooling?); valid: head, multilabel, pooling, positive_label, regression"
     )
 
 

@@ -81,7 +81,8 @@ def test_qa_answers_in_a_csv_cell_say_to_write_json_lines(tmp_path):
         ("pearson", "pearson scores a regression: add `options: {regression: true}` if the labels are numbers"),
         ("micro_f1", "micro_f1 scores a multi-label task: add `options: {multilabel: true}` if each label cell is a list"),
         # was: "(qa's: if the task is qa, write `family: qa`)", to a GLUE user asking for MRPC's binary F1
-        ("f1", "f1: the F1 of one class, as GLUE's MRPC and QQP report it, is not scored here; write macro_f1, each class's F1 averaged, or weighted_f1"),
+        # then: "is not scored here; write macro_f1 ...": now it is, as `f1` (tests/eval/test_binary_f1.py)
+        ("binary_f1", "binary_f1: the F1 of one class, as GLUE's MRPC and QQP report it, is `metric: f1` here"),
     ],
 )  # fmt: skip
 def test_a_metric_of_another_label_kind_names_its_option(tmp_path, metric, fix):
@@ -90,7 +91,7 @@ def test_a_metric_of_another_label_kind_names_its_option(tmp_path, metric, fix):
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
     assert str(err.value) == (
-        f"task file {path}: metric {metric!r} is not one of sc's: accuracy, macro_f1, weighted_f1 ({fix})"
+        f"task file {path}: metric {metric!r} is not one of sc's: accuracy, macro_f1, weighted_f1, f1 ({fix})"
     )
 
 

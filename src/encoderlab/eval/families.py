@@ -47,6 +47,7 @@ from encoderlab.eval.metrics import (
     CONLLEVAL_SETTINGS,
     SEQEVAL_SETTINGS,
     accuracy,
+    binary_f1,
     conlleval_f1,
     correlations,
     entity_f1,
@@ -135,6 +136,11 @@ class SequenceClassification:
         out = {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred), "n": len(predictions)}
         if "weighted_f1" in (task.metric, task.finetune.select_metric):
             out["weighted_f1"] = weighted_f1(gold, pred)
+        if "f1" in (
+            task.metric,
+            task.finetune.select_metric,
+        ):  # a two-class task's (`custom_family.BINARY_F1`)
+            out["f1"] = binary_f1(gold, pred, task.options.positive)
         return out
 
     @staticmethod

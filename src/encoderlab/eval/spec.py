@@ -164,6 +164,14 @@ class SCOptions:
     regression: bool = False
     """Each example has a number (`"target": float`) instead of a class: one output, mean squared
     error, scored by Pearson and Spearman correlation (GLUE's STS-B, `run_glue.py`'s regression)."""
+    positive_label: str | None = None
+    """The class a two-class task's `f1` metric scores (scikit-learn's `pos_label`); None: the second
+    class, id 1, as GLUE's MRPC and QQP (`equivalent`, `duplicate`) and scikit-learn's default."""
+
+    @property
+    def positive(self) -> str:
+        """The class `f1` scores: `positive_label`, else the second of `labels` (id 1)."""
+        return self.positive_label if self.positive_label is not None else self.labels[1]
 
     def __post_init__(self):
         if self.regression and (self.multilabel or self.labels):

@@ -8,7 +8,7 @@ plain floats in [0, 100] so results files read the same across families (correla
 and a regression's mean squared error in the target's units).
 """
 
-from encoderlab.eval.metrics.classification import accuracy, macro_f1, multilabel_f1, weighted_f1
+from encoderlab.eval.metrics.classification import accuracy, binary_f1, macro_f1, multilabel_f1, weighted_f1
 from encoderlab.eval.metrics.encodeval import position_f1, retrieved_ndcg, sentence_macro_f1
 from encoderlab.eval.metrics.ner import (
     CONLLEVAL_SETTINGS,
@@ -28,6 +28,7 @@ __all__ = [
     "SEQEVAL_SETTINGS",
     "accuracy",
     "entity_f1",
+    "binary_f1",
     "macro_f1",
     "multilabel_f1",
     "non_iob_tag",

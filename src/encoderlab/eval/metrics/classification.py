@@ -1,4 +1,5 @@
-"""Accuracy and macro-F1 over labels (in percent); multi-label macro/micro-F1 over label sets.
+"""Accuracy, macro-, weighted and one class's F1 over labels (in percent); multi-label macro/micro-F1
+over label sets.
 
 Macro-F1 averages the per-class F1 over the classes present in the gold labels or the
 predictions (scikit-learn's convention with `labels=None`); a class with no true positives and no
@@ -38,6 +39,16 @@ def weighted_f1(gold: Sequence[int], pred: Sequence[int]) -> float:
         n_gold = sum(g == c for g in gold)
         total += n_gold * 2 * tp / (n_gold + sum(p == c for p in pred))
     return 100.0 * total / len(gold)
+
+
+def binary_f1(gold: Sequence, pred: Sequence, positive) -> float:
+    """The F1 of class `positive` alone (percent): scikit-learn's `f1_score(average="binary", pos_label=
+    positive)`, what GLUE reports for MRPC and QQP; 0 when the class is neither gold nor predicted
+    (scikit-learn's `zero_division=0`)."""
+    _check(gold, pred)
+    tp = sum(g == positive and p == positive for g, p in zip(gold, pred))
+    both = sum(g == positive for g in gold) + sum(p == positive for p in pred)
+    return 100.0 * 2 * tp / both if both else 0.0
 
 
 def multilabel_f1(gold: Sequence[set], pred: Sequence[set]) -> dict[str, float]:

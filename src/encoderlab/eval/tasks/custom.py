@@ -48,11 +48,13 @@ from encoderlab.eval.tasks.custom_data import (
     require_train_negatives,
 )
 from encoderlab.eval.tasks.custom_family import (
+    BINARY_F1,
     COLUMNS,
     FAMILIES,
     METRICS,
     OPTIONAL_COLUMNS,
     REGRESSION_METRICS,
+    check_binary_f1,
     check_family,
     check_foreign_fields,
     columns_of,
@@ -259,7 +261,9 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
     kind = label_kind(spec.options) if spec.family in ("sc", "pair-sc") else "one"
     if kind == "regression":
         return REGRESSION_METRICS
-    return METRICS[spec.family] + (("micro_f1",) if kind == "multilabel" else ())
+    if kind == "multilabel":  # no one positive class: its F1s are over every label
+        return (*(m for m in METRICS[spec.family] if m != BINARY_F1), "micro_f1")
+    return METRICS[spec.family]
 
 
 # ----------------------------------------------------------------------------- examples
@@ -448,6 +452,8 @@ def _task_from_file(path: Path) -> Task:
         options = dataclasses.replace(options, labels=data.labels)
     if spec.family == "tc":
         _check_entity_tags(spec, metric, options.labels, where)
+    if spec.family in ("sc", "pair-sc"):
+        check_binary_f1(options.labels, options, (metric, spec.finetune.select_metric), where)
     return Task(
         name=spec.name,
         description=spec.description or f"{spec.family} task from {path.name}",

@@ -28,8 +28,8 @@ COLUMNS = {
 OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id", NEGATIVE)}
 """Read where a split has them; ir's `negative` (hard negatives) in training only (`custom_rows`)."""
 METRICS = {
-    "sc": ("accuracy", "macro_f1", "weighted_f1"),
-    "pair-sc": ("accuracy", "macro_f1", "weighted_f1"),
+    "sc": ("accuracy", "macro_f1", "weighted_f1", "f1"),
+    "pair-sc": ("accuracy", "macro_f1", "weighted_f1", "f1"),
     "tc": ("entity_f1", "accuracy", "sentence_macro_f1", "conlleval_f1"),
     "qa": ("f1", "exact_match", "exact", "position_f1", "exact_positions"),
     "ir": ("ndcg@10", "recall@10", "recall@100", "ndcg@10_retrieved"),
@@ -78,21 +78,20 @@ def of_other_family(family: str, names, fields_of) -> str:
     return f" ({owners}: if the task is one of them, write its family, e.g. `family: {fits[0]}`)"
 
 
-BINARY_F1 = ("f1", "binary_f1")
-"""What a `run_glue.py` or scikit-learn user writes for a two-class task's F1 (`f1_score`'s default
-`average="binary"`, the positive class's)."""
+BINARY_F1 = "f1"
+"""A two-class sc/pair-sc task's F1 of its positive class (`SCOptions.positive`): what GLUE reports for
+MRPC and QQP, `evaluate`'s `f1` and scikit-learn's `f1_score` default (`average="binary"`). Named `f1` as
+those users write it; a multi-label task has no one positive class, so it is not among its metrics."""
 
 
 def kind_hint(family: str, options: dict, metric: str) -> str:
     """' (...: add `options: {regression: true}`)' for an sc or pair-sc metric that only another label kind
     reports (pearson of a regression, micro_f1 of a multi-label task): the line listed the task's metrics
-    and left the option that reports it unsaid. A one-class F1 (`f1`) names the F1s there are. Else ''."""
+    and left the option that reports it unsaid. `binary_f1` (a guess at the positive class's F1) names
+    `f1`. Else ''."""
     kind = label_kind(options) if family in ("sc", "pair-sc") else None
-    if kind == "one" and metric in BINARY_F1:  # was told qa's f1 is another family's: write `family: qa`
-        return (
-            f" ({metric}: the F1 of one class, as GLUE's MRPC and QQP report it, is not scored here; write "
-            "macro_f1, each class's F1 averaged, or weighted_f1)"
-        )
+    if kind == "one" and metric == "binary_f1":  # was told qa's f1 is another family's: write `family: qa`
+        return " (binary_f1: the F1 of one class, as GLUE's MRPC and QQP report it, is `metric: f1` here)"
     if kind in ("one", "multilabel") and metric in REGRESSION_METRICS:
         return (
             f" ({metric} scores a regression: add `options: {{regression: true}}` if the labels are numbers)"
@@ -100,6 +99,31 @@ def kind_hint(family: str, options: dict, metric: str) -> str:
     if kind == "one" and metric == "micro_f1":
         return " (micro_f1 scores a multi-label task: add `options: {multilabel: true}` if each label cell is a list)"
     return ""
+
+
+def check_binary_f1(labels: tuple[str, ...], options, asked, where: str) -> None:
+    """A task scored by `f1` (`asked`: its metric and select metric) has two classes, and its
+    `positive_label` is one of them; `positive_label` without `f1` is refused, as it would score nothing.
+    Checked once the label set is read (from `labels:` or the data), before anything is written."""
+    positive = getattr(options, "positive_label", None)
+    if BINARY_F1 not in asked:
+        if positive is not None:
+            raise UserError(
+                f"{where}: options.positive_label {positive!r} is read only by `metric: f1` (the F1 of that "
+                "class); set `metric: f1`, or remove positive_label"
+            )
+        return
+    if len(labels) != 2:
+        raise UserError(
+            f"{where}: metric 'f1' is the F1 of one class of a two-class task (GLUE's MRPC and QQP), but this "
+            f"task has {len(labels)} classes ({', '.join(labels)}); write macro_f1, each class's F1 averaged, "
+            "or weighted_f1"
+        )
+    if positive is not None and positive not in labels:
+        raise UserError(
+            f"{where}: options.positive_label {positive!r} is not one of the task's classes ({', '.join(labels)}); "
+            "name one of them"
+        )
 
 
 def columns_of(family: str) -> tuple[str, ...]:
