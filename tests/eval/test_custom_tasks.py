@@ -560,23 +560,3 @@ def test_a_missing_task_file_names_the_one_of_a_near_name_beside_it(tmp_path):
     assert str(exc.value).startswith(
         f"task file {tmp_path}/pair.yaml does not exist; did you mean {tmp_path}/pairs.yaml? (docs/evaluation.md"
     )
-
-
-@pytest.mark.parametrize("suite", [[], ["--suite", "pocket", "--tasks", "boolq"]])
-def test_a_task_files_task_named_in_tasks_says_the_file_runs_whole(tmp_path, capsys, suite):
-    # was: "task first given twice; give each once" (given once), or with --suite "task 'first' is not in
-    # suite 'pocket'", when `--tasks` named a task of the task file, as a study's `eval.tasks` may
-    from encoderlab.cli import main
-
-    a = _spec(tmp_path, file="a.yaml", name="first", **sentiment_files(tmp_path))
-    out = tmp_path / "o"
-    argv = ["eval", "m", "--task-file", str(a), *suite, "--tasks", "first", "--out", str(out)]
-    capsys.readouterr()  # the fixture's CSV writing shows a progress bar
-    with pytest.raises(SystemExit) as code:
-        main(argv)
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert code.value.code == 2 and lines == [
-        "encoderlab: error: --tasks first: a task of your task files, which run whole; --tasks adds built-in "
-        "tasks (with --suite, picks the suite's): leave it out of --tasks"
-    ]
-    assert not out.exists()

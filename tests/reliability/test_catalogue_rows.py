@@ -309,7 +309,7 @@ NAMED = {
     "task-file-ir-negative-not-in-train": "tests.eval.test_hard_negatives::test_a_named_negative_column_only_the_test_split_has_is_refused",
     "task-file-ir-negative-id": "tests.eval.test_hard_negatives::test_a_negative_id_column_is_refused_as_unread",
     "task-file-ir-cut-takes-every-query": "tests.eval.test_hard_negatives::test_a_cut_that_draws_every_query_is_one_line_naming_the_queries",
-    "eval-tasks-names-a-task-files-task": "tests.eval.test_custom_tasks::test_a_task_files_task_named_in_tasks_says_the_file_runs_whole",
+    "eval-tasks-unknown-beside-task-files": "tests.eval.test_task_picks::test_unknown_names_in_tasks_beside_task_files_are_one_line",
     "task-file-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-hub-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_validation_fraction_beside_a_hub_validation_split_is_refused",
     "task-file-hub-validation-split-missing": "tests.eval.test_task_file_splits::test_a_hub_validation_mapped_to_a_split_the_dataset_lacks_is_refused",

@@ -25,7 +25,7 @@ import tyro
 
 from encoderlab import jsonlines
 from encoderlab.cliargs import Repeated, flatten
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, closest
 from encoderlab.eval.families import check_inputs
 from encoderlab.eval.protocol import (
     RESULTS,
@@ -37,12 +37,13 @@ from encoderlab.eval.protocol import (
     resolve_device,
     resolve_grid,
 )
-from encoderlab.eval.suites import require_assets, suite_tasks
+from encoderlab.eval.suites import refuse_repeats, require_assets, suite_tasks
 from encoderlab.eval.summarypage import SUMMARY_MD
 from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import TASKS, get_task
-from encoderlab.eval.tasks.custom import load_task_files
+from encoderlab.eval.tasks.custom import load_task_files, task_file_names
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
+from encoderlab.eval.tasks.registry import BUILTIN
 from encoderlab.eval.tasks.splits import split_notes
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, output_folder
@@ -84,7 +85,7 @@ def eval_command(
     Args:
         model: An encoderlab model/run folder, a Hugging Face folder, an asset name or a hub id.
         suite: pocket (offline, sized for CPUs; its measured CPU time per LR x seed is in docs/evaluation.md), domain, paper (paper 1's 12 datasets) or biomed (paper 2's English tasks and protocol); default pocket, or none with --task-file.
-        tasks: Only these tasks of the suite (default: all), with --task-file too; with --task-file and no --suite, any built-in tasks to add (`--tasks a b` or `--tasks a --tasks b`).
+        tasks: Only these tasks of the suite (default: all), with --task-file too; with --task-file and no --suite, any built-in tasks to add; a task of the task files named here runs alone of them (default: all) (`--tasks a b` or `--tasks a --tasks b`).
         task_file: Task specs (YAML) or folders of them, run through the same protocol, cache and summary as built-in tasks (`--task-file a.yaml b.yaml`, or the flag repeated; see docs/evaluation.md).
         lrs: Learning-rate grid; the best is chosen on the validation mean (default: the suite's protocol, paper 1's 6 LRs, or paper 2's 5e-5 for biomed).
         seeds: Fine-tuning seeds per learning rate (default: 0-4, or paper 2's 42-46 for biomed).
@@ -131,15 +132,9 @@ def planned_tasks(suite, names, task_file, lrs, seeds):
     if task_file:
         # Checked and registered before anything is written; the suite's tasks (those of --tasks, if
         # given) join them, and the suite keeps its own default grid (biomed's one LR and seeds 42-46).
-        files = [t.name for t in load_task_files(task_file)]
-        if ours := [n for n in names if n in files]:  # was "given twice", or "not in suite", of one name
-            one = len(ours) == 1
-            raise UserError(
-                f"--tasks {' '.join(ours)}: {'a task' if one else 'tasks'} of your task files, which run whole; "
-                "--tasks adds built-in tasks (with --suite, picks the suite's): leave "
-                f"{'it' if one else 'them'} out of --tasks"
-            )
-        names = [*(suite_tasks(suite, names or None) if suite else names), *files]
+        files = _picked_file_tasks(names, task_file)
+        builtin = [n for n in names if n not in files]
+        names = [*(suite_tasks(suite, builtin or None) if suite else builtin), *files]
         suite = None
     elif suite is None:
         suite = grid_suite = "pocket"
@@ -147,6 +142,29 @@ def planned_tasks(suite, names, task_file, lrs, seeds):
     grid = resolve_grid(grid_suite, lrs, seeds, checked)  # refused here, before the model loads
     require_assets(checked)
     return suite, names, checked, grid
+
+
+def _picked_file_tasks(names: list[str], task_file) -> list[str]:
+    """The tasks of the task files that run, read and registered: those `--tasks` names (as
+    lm-evaluation-harness picks a task of a folder of configs), or all of them where it names none (its
+    names are then built-in tasks, added, or picked from --suite). Each side a pick of its own, so
+    `--task-file a.yaml --tasks tweets` runs as before. A name neither a task file's nor a built-in task's
+    is refused with the others, in one line, before any task's data is read."""
+    ours = task_file_names(task_file)
+    # a name ending .yaml is `get_task`'s line (pass it with --task-file), said below
+    unknown = [
+        n for n in names if n not in ours and n not in BUILTIN and not n.lower().endswith((".yaml", ".yml"))
+    ]
+    if unknown:
+        near = ", ".join(f"{n} -> {c}" for n in unknown if (c := closest(n, [*ours, *BUILTIN])))
+        which = "no task has this name" if len(unknown) == 1 else "no tasks have these names"
+        raise UserError(
+            f"--tasks {' '.join(unknown)}: {which} in your task files ({', '.join(ours)}) or among the "
+            f"built-in tasks{f' (did you mean {near}?)' if near else ''}; check the spelling"
+        )
+    picked = [n for n in names if n in ours]
+    refuse_repeats(picked)
+    return [t.name for t in load_task_files(task_file, only=picked or None)]
 
 
 def _check_command(model, suite, names, task_file, lrs, seeds, out) -> None:

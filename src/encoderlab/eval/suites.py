@@ -62,12 +62,18 @@ TASK_ASSETS: dict[str, tuple[str, ...]] = {
 }
 
 
+def refuse_repeats(tasks) -> None:
+    """A task named twice is one line (it was dropped without a word): `suite_tasks`, and `eval --tasks`
+    naming task files' tasks, which no suite lists."""
+    if repeated := sorted({t for t in tasks if list(tasks).count(t) > 1}):
+        raise UserError(f"task {', '.join(repeated)} given twice; give each once")
+
+
 def suite_tasks(suite: str | None, tasks: list[str] | tuple[str, ...] | None = None) -> list[str]:
     """The task names to run: the suite's, or the `tasks` subset (which must belong to it); with
     no suite, `tasks` may name any registered task. A task named twice is refused (it was dropped
     without a word, where `analyze probe` and `advise` refuse a repeat)."""
-    if repeated := sorted({t for t in tasks or () if list(tasks).count(t) > 1}):
-        raise UserError(f"task {', '.join(repeated)} given twice; give each once")
+    refuse_repeats(tasks or ())
     if suite is None:
         if not tasks:
             raise UserError("name a suite or at least one task")

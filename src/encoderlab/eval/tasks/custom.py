@@ -488,6 +488,11 @@ def file_hub_repos(paths) -> dict[str, tuple[HubRepo, ...]]:
         return {}
 
 
+def task_file_names(paths) -> list[str]:
+    """The names of the tasks these files or folders hold, from their specs alone (YAML, no data)."""
+    return [_read_spec(path).name for path in task_files(paths)]
+
+
 def load_task_files(paths, only: Collection[str] | None = None) -> list[Task]:
     """Read, check and register the tasks of these files or folders; a repeated name is an error. `only`:
     the names of the tasks wanted (a study's eval node: its own), whose files alone are loaded; the others'
