@@ -337,14 +337,15 @@ def test_a_file_listed_as_a_folder_is_named_as_a_file(tmp_path, monkeypatch, cap
 )
 def test_a_list_given_with_commas_names_the_spaced_form(capsys, argv, spaced):
     """`eval --lrs 1e-4,5e-4` (lists as other tools take them) said only tyro's "no type matching
-    {None}|{[FLOAT [FLOAT ...]]} could be instantiated from ['1e-4,5e-4']"."""
+    {None}|{[FLOAT [FLOAT ...]]} could be instantiated from ['1e-4,5e-4']", then (with the fix added) still
+    began with that type text: the line now says what was given and how to write it, nothing of tyro's."""
     with pytest.raises(SystemExit) as exc:
         main(["eval", "m", "--tasks", "boolq", *argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1, err
-    assert (
-        f"; give several values separated by spaces, not commas: {spaced}; see: encoderlab eval --help"
-        in err[0]
+    assert err[0] == (
+        f"encoderlab: error: bad value for {argv[0]}: {' '.join(argv[1:])!r} (values joined by commas); give "
+        f"several values separated by spaces, not commas: {spaced}; see: encoderlab eval --help"
     )
 
 
@@ -353,7 +354,8 @@ def test_a_list_given_with_commas_names_the_spaced_form(capsys, argv, spaced):
     [
         (
             ["--lrs", "1e-4 5e-4"],
-            "; give several values as separate arguments, not one quoted one: --lrs 1e-4 5e-4;",
+            "error: bad value for --lrs: '1e-4 5e-4' (one quoted argument); give several values as separate "
+            "arguments, not one quoted one: --lrs 1e-4 5e-4;",
         ),
         (
             ["--seeds", " 0  1 "],

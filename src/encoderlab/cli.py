@@ -227,12 +227,15 @@ def _instantiation_line(event) -> str:
     noun = "an integer" if kind and kind.group(2) == "INT" else "a number"
     if kind and not kind.group(1) and len(tokens) == 1:  # an optional number: "{None}|FLOAT could be ..."
         return f"bad value for {name}: {tokens[0]!r} is not {noun}"
+    # the value as typed, not tyro's type text ("no type matching {None}|{[FLOAT ...]}"), which says
+    # nothing to someone who wrote a list as other tools take one
+    given_as = f"bad value for {name}: {' '.join(tokens)!r}"
     if any("," in t for t in tokens):  # `--lrs 1e-4,5e-4`, as other tools take lists
         spaced = " ".join(v for t in tokens for v in t.split(",") if v)
-        return what + f"; give several values separated by spaces, not commas: {name} {spaced}"
+        return f"{given_as} (values joined by commas); give several values separated by spaces, not commas: {name} {spaced}"
     if any(len(t.split()) > 1 for t in tokens):  # `--lrs "1e-4 5e-4"`: quoted, one argument
         spaced = " ".join(v for t in tokens for v in t.split())
-        return what + f"; give several values as separate arguments, not one quoted one: {name} {spaced}"
+        return f"{given_as} (one quoted argument); give several values as separate arguments, not one quoted one: {name} {spaced}"
     if kind and (bad := [t for t in tokens if not _reads_as(t, kind.group(2))]):  # `--seeds 1.5`
         return f"bad value for {name}: {bad[0]!r} is not {noun}"
     return what
