@@ -206,6 +206,31 @@ def test_estimates_name_their_source_and_prepared_data_is_counted(tmp_path):
     assert "| run | tokens trained | token budget | passes over corpus |" in md
 
 
+def test_a_trained_tokenizer_smaller_than_asked_is_said_by_the_plan_of_its_folder(tmp_path):
+    """A corpus with fewer merges than `vocab_size` asks trains a smaller tokenizer (482 ids of 2,048): only
+    `study run` said so, in a note, while `study plan` of the folder said the size asked. The plan reads
+    the prepared meta.json anyway (its unique tokens), which records the ids."""
+    spec = small_spec()
+    d = spec.data[0]
+    assert d.tokenizer == "train"
+    run_study(spec, tmp_path / "s", backend(), progress=False)
+    graph = build_graph(spec, backend())
+    folder = node_dir(tmp_path / "s", graph.nodes["prepare/main"]) / "data"
+    folder.mkdir()
+    meta = {"unique_tokens": {"train": 51_200}, "spec": {"vocab_size": d.vocab_size - 78}}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    shown = replace(spec, eval=replace(spec.eval, suite="pocket"))  # plan_text reads a real suite's tasks
+    text = plantext.plan_text(plan_study(shown, tmp_path / "s", graph))
+    line = next(x for x in text.splitlines() if x.startswith("dataset main"))
+    assert (
+        f"tokenizer trained on the corpus ({d.vocab_size - 78:,} ids of the {d.vocab_size:,} asked: it held no "
+        "more merges)" in line
+    )
+    text = plantext.plan_text(plan_study(shown))
+    before = next(x for x in text.splitlines() if x.startswith("dataset main"))
+    assert f"tokenizer trained on the corpus ({d.vocab_size:,} ids)" in before  # not prepared: the size asked
+
+
 def test_a_mixture_of_corpora_is_an_upper_bound(tmp_path):
     """`data prepare` stops a mixture when its first source runs out, so the sum of the sources'
     sizes is at most what it reads (it was given as the estimate: 1,000 and 10 documents read 31)."""

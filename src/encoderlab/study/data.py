@@ -166,12 +166,7 @@ class StudyData:
         study trains in the plan's words (`plantext.own_tokenizer_text`)."""
         from encoderlab.study.plantext import own_tokenizer_text
 
-        ids = self.tokenizer_ids.get(dataset.name)
-        if (
-            dataset.tokenizer == "train" and ids is not None and ids != dataset.vocab_size
-        ):  # said the ids asked
-            return f"trained on the corpus ({ids:,} ids of the {dataset.vocab_size:,} asked: it held no more merges)"
-        if (own := own_tokenizer_text(self.spec, dataset)) is not None:
+        if (own := own_tokenizer_text(self.spec, dataset, self.tokenizer_ids.get(dataset.name))) is not None:
             return own
         commit = self.tokenizer_commits.get(dataset.name)
         return f"{dataset.tokenizer} (commit {commit[:12]})" if commit else dataset.tokenizer

@@ -79,6 +79,10 @@ class CorpusSize:
     several sources, which stops when the first runs out), not an estimate."""
     how: str
     """Where the number comes from, in words."""
+    tokenizer_ids: int | None = None
+    """The ids of the tokenizer its prepared data was tokenized with (meta.json `spec.vocab_size`), when
+    counted: a tokenizer the study trained holds fewer than `vocab_size` asks when its corpus has no more
+    merges, which the plan then says (`plantext.own_tokenizer_text`); None before it is prepared."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -407,7 +411,15 @@ def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:
     if meta is not None:
         unique = (meta.get("unique_tokens") or {}).get("train") or meta["splits"]["train"]["tokens"]
         where = f"the prepared folder {data.prepared}" if data.prepared else "the prepared data"
-        return CorpusSize(dataset=data.name, unique_tokens=unique, counted=True, how=f"counted in {where}")
+        recorded = meta.get("spec") if isinstance(meta.get("spec"), dict) else {}
+        ids = recorded.get("vocab_size")  # read already: no tokenizer is loaded for it
+        return CorpusSize(
+            dataset=data.name,
+            unique_tokens=unique,
+            counted=True,
+            how=f"counted in {where}",
+            tokenizer_ids=ids if type(ids) is int else None,
+        )
     parts = [_source_estimate(c, data.max_docs) for c in data.corpus]
     unknown = [how for tokens, how, _ in parts if tokens is None]
     if unknown:

@@ -199,7 +199,7 @@ def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
     c = plan.corpora[d.name]
     lines = [
         f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer "
-        f"{_tokenizer_text(plan.spec, d)}; {'at most ' if c.at_most else ''}{short_number(c.unique_tokens)} unique "
+        f"{_tokenizer_text(plan.spec, d, c.tokenizer_ids)}; {'at most ' if c.at_most else ''}{short_number(c.unique_tokens)} unique "
         f"tokens ({c.how}); {_decontamination_text(plan.spec, d)}"
     ]
     if d.prepared is None and not c.counted and (c.unique_tokens or 0) >= SHARD_HINT_TOKENS:
@@ -231,10 +231,14 @@ def _corpus_text(name: str) -> str:
     return name if said is None else f"{name} ({said})"
 
 
-def own_tokenizer_text(spec: StudySpec, d: DataSpec) -> str | None:
+def own_tokenizer_text(spec: StudySpec, d: DataSpec, ids: int | None = None) -> str | None:
     """A tokenizer the study trains, in words (`trained on the corpus (4,096 ids)`, `of dataset main (...)`),
-    as the plan and the report's data row say it (the report said `tokenizer train`); None for another."""
+    as the plan and the report's data row say it (the report said `tokenizer train`); None for another.
+    `ids`: those it was trained to (its prepared data's), said beside the size asked where the corpus held
+    fewer merges (482 of 2,048): the plan said the size asked, and only `study run` noted the difference."""
     trainer = next((x for x in spec.data if x.name == d.tokenizer and x is not d), None)
+    if d.tokenizer == "train" and ids is not None and ids != d.vocab_size:
+        return f"trained on the corpus ({ids:,} ids of the {d.vocab_size:,} asked: it held no more merges)"
     if d.tokenizer == "train":
         return f"trained on the corpus ({d.vocab_size:,} ids)"
     if trainer is not None:
@@ -242,10 +246,10 @@ def own_tokenizer_text(spec: StudySpec, d: DataSpec) -> str | None:
     return None
 
 
-def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
+def _tokenizer_text(spec: StudySpec, d: DataSpec, ids: int | None = None) -> str:
     from encoderlab.study.fidelity import PAPERS
 
-    if (own := own_tokenizer_text(spec, d)) is not None:
+    if (own := own_tokenizer_text(spec, d, ids)) is not None:
         return own
     paper = PAPERS.get(spec.paper or "")
     if paper is not None and d.tokenizer in (paper.tokenizer, *paper.tokenizer_aliases):
