@@ -10,7 +10,14 @@ import random
 
 import pytest
 from sklearn.metrics import f1_score
-from tests.eval.fixtures import SENTIMENT_LABELS, model_folder, sentiment_files, write_csv, write_task_file
+from tests.eval.fixtures import (
+    SENTIMENT_LABELS,
+    model_folder,
+    run_cli,
+    sentiment_files,
+    write_csv,
+    write_task_file,
+)
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
@@ -93,3 +100,13 @@ def test_an_f1_the_task_does_not_fit_is_one_line_before_anything_is_written(
     assert_one_line(code, err, rf"^encoderlab: error: task file {path}: " + message)
     assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+def test_check_names_the_class_f1_scores(tmp_path, capsys):
+    # the second class of a label set read from the data, sorted, need not be the positive one: said
+    spec = {**sentiment_files(tmp_path), "metric": "f1", "max_length": 64}  # the tiny model's 256 positions
+    path = write_task_file(tmp_path, name="reviews", **spec)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--lrs", "1e-4", "--seeds", "0"]
+    code, out, err = run_cli([str(a) for a in (*argv, "--out", tmp_path / "e", "--check")], capsys)
+    assert code == 0, err
+    assert "metric f1 (the F1 of class 'positive'), max_length" in out

@@ -292,11 +292,19 @@ def _family(task: Task) -> str:
     return f"{FAMILY_NAMES[task.family]} ({task.family})"
 
 
+def _metric(task: Task) -> str:
+    """The task's metric, and for a two-class task's `f1` the class it scores: by default the second of a
+    label set read from the data sorted, which need not be the one the user calls positive."""
+    if task.metric == "f1" and task.family == "sc":
+        return f"f1 (the F1 of class {task.options.positive!r})"
+    return task.metric
+
+
 def _task_lines(c: TaskCheck, grid: int) -> list[str]:
     task = c.task
     length = task.max_length if task.max_length is not None else "the model's (0.99 x its positions)"
     lines = [
-        f"task {task.name}: {_family(task)}, metric {task.metric}, max_length {length}",
+        f"task {task.name}: {_family(task)}, metric {_metric(task)}, max_length {length}",
         "  examples: " + ", ".join(f"{split} {size}" for split, size in c.splits.items()),
     ]
     if task.labels:
