@@ -64,9 +64,10 @@ def write_node(study, kind, name, key, config, deps=(), result=None, marker=True
     return folder
 
 
-def write_pretrain_node(study, name, key, recipe, params, seed, value, *, flops=True, marker=True):
-    """A finished tiny pretraining node whose last held-out `val/mlm15` is `value`; its tokens trained."""
-    cfg = build_recipe(recipe, [*params, "size=tiny", "steps=20", "warmup=2", "decay=2"])
+def write_pretrain_node(study, name, key, recipe, params, seed, value, *, flops=True, marker=True, steps=20):
+    """A finished tiny pretraining node of `steps` steps whose last held-out `val/mlm15` is `value`; its tokens
+    trained."""
+    cfg = build_recipe(recipe, [*params, "size=tiny", f"steps={steps}", "warmup=2", "decay=2"])
     folder = write_node(study, "pretrain", f"pretrain/{name}", key, {"declared": {}}, marker=marker)
     run = folder / "run"
     run.mkdir()
@@ -74,12 +75,13 @@ def write_pretrain_node(study, name, key, recipe, params, seed, value, *, flops=
     tokens = cfg.layout.tokens_per_step
     lines = [
         {"step": s, "loss": 9.0, "tokens": s * tokens, **({"flops": 1e9} if flops else {})}
-        for s in range(1, 21)
+        for s in range(1, steps + 1)
     ]
     lines[-1]["val/mlm15"] = value
     lines[9]["val/mlm15"] = value + 1.0  # an earlier evaluation: the last one is read
-    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"step": 21, "lo')
-    return 20 * tokens
+    torn = '{"step": ' + str(steps + 1) + ', "lo'  # a torn last line, as a killed run leaves
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines) + torn)
+    return steps * tokens
 
 
 def lse_terms(p, lx):

@@ -21,7 +21,6 @@ from encoderlab.study.files import dump_study, load_study_file
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend
 from encoderlab.study.runner import run_study
-from encoderlab.train.recipes import build_recipe
 
 MLM, CLM = Schedule.biphasic(0.0, 0.4), Schedule.biphasic(1.0, None)
 SPLIT = Schedule.biphasic(0.5, 0.4)
@@ -155,24 +154,29 @@ def test_a_ladder_refuses_what_cannot_branch_or_train(tmp_path):
         _budgets_design(decay_fraction=0.9)
 
 
-def test_a_split_whose_switch_advise_reads_as_another_share_is_refused():
-    """CLM 25% of 31 steps switches at step 8, 26% of the run: `advise` read a study's runs of such a design as a
-    third schedule beside its 25% runs of other budgets, and refused the study as sharing no rung (found by using
-    advise on a real ladder study, 2026-12-07)."""
-    from encoderlab.advise.studyread import _schedule
+def test_a_split_whose_switch_is_off_its_share_on_a_whole_step_is_read_at_its_share(tmp_path):
+    """CLM 25% of 31 steps switches at step 8 (26%), CLM 50% at step 16 (52%): advise read such runs as other
+    schedules, so such a design was refused (2026-12-07); advise now reads each run's share off the study's
+    record (study.json, as `study run` writes it), and every planned run reads as the schedule it was planned as."""
+    from encoderlab.advise.studyread import _asked_shares, _run_name, _schedule
+    from encoderlab.atomic import write_json_atomic
+    from encoderlab.config import to_dict
+    from encoderlab.outdir import STUDY_RECORD
+    from encoderlab.study.graph import pretraining
 
     design = _budgets_design()
-    budget = 31 * design.tokens_per_step / design.params("mini")  # 31 steps
+    budget = 31 * design.tokens_per_step / design.params("mini")
+    design = _budgets_design(budgets=(2e-4, 4e-4, budget))
     assert design.steps("mini", budget) == 31
-    with pytest.raises(
-        UserError,
-        match=rf"^schedule CLM 25% -> MLM-40 at size mini, {budget:g} tokens per parameter \(31 steps\): its CLM "
-        r"phase of 8 steps is 26% of the run, which `encoderlab advise` reads as another schedule; raise the budget, "
-        r"or choose one whose steps split at 25%$",
-    ):
-        _budgets_design(budgets=(2e-4, 4e-4, budget))
-    cfg = build_recipe("pfs-clm-mlm", ["size=mini", "clm_fraction=0.25", "steps=31", "warmup=1", "decay=3"])
-    assert _schedule(cfg).name == "CLM 26% -> MLM-40"  # what advise reads such a run as
+    spec = ladder_study(design)
+    write_json_atomic(tmp_path / STUDY_RECORD, to_dict(spec))
+    asked = _asked_shares(tmp_path)
+    read = {
+        p.model: _schedule(p.config, asked.get(_run_name(f"pretrain/{p.model}", asked))).name
+        for p in pretraining(spec)
+    }
+    assert read == {p.model: p.run.label.split(",")[0] for p in pretraining(spec)}
+    assert read["clm50-mlm40-mini-x" + f"{budget:g}/s1"] == "CLM 50% -> MLM-40"
 
 
 @pytest.mark.parametrize("budgets", [(float("inf"),), (float("nan"), 4e-4), (), (0.0, 4e-4), (-2e-4, 4e-4)])

@@ -273,3 +273,59 @@ def test_a_study_whose_finished_runs_all_continue_a_model_is_refused_for_that(tm
         "minilm), so none is on a ladder of sizes and budgets; advise a ladder study of runs from scratch, or a "
         "ladder file (docs/advise.md)"
     )
+
+
+def test_a_short_split_is_read_at_the_share_the_study_asked_for(tmp_path):
+    """A hand-written study of `pfs-clm-mlm` splits at 20 and 31 steps: CLM 50% of 31 steps switches at step 16
+    and the recipe's default 25% at step 8, which advise read off the steps as 52% and 26%, two more schedules,
+    so a finished study was refused as sharing no rung (found by the advise hunt, 2026-12-07). The study's
+    record (study.json) says what each run was asked for; where it is gone, or asks for a share the steps do not
+    round from, the steps are read as before."""
+    study = tmp_path / "study"
+    runs = {  # run name -> (recipe, params, steps)
+        "mlm40-x20": ("pfs-mlm", ["ratio=0.4"], 20),
+        "mlm40-x31": ("pfs-mlm", ["ratio=0.4"], 31),
+        "clm50-x20": ("pfs-clm-mlm", ["clm_fraction=0.5", "ratio=0.4"], 20),
+        "clm50-x31": ("pfs-clm-mlm", ["clm_fraction=0.5", "ratio=0.4"], 31),
+        "clm25-x31": ("pfs-clm-mlm", ["ratio=0.4"], 31),  # the recipe's default share
+    }
+    graph = []
+    for i, (run, (recipe, params, steps)) in enumerate(runs.items()):
+        for seed in (0, 1):
+            key = f"{i}{seed}" * 32
+            write_pretrain_node(study, f"{run}/s{seed}", key, recipe, params, seed, 6.0, steps=steps)
+            graph.append({"name": f"pretrain/{run}/s{seed}", "kind": "pretrain", "key": key})
+    (study / "graph.json").write_text(json.dumps(graph))
+
+    def record(**shares):
+        asked = [
+            {
+                "name": run,
+                "recipe": recipe,
+                "params": dict(p.split("=") for p in params) | shares.get(run, {}),
+            }
+            for run, (recipe, params, _) in runs.items()
+        ]
+        for r in asked:
+            r["params"] = {k: float(v) for k, v in r["params"].items()}
+        (study / "study.json").write_text(json.dumps({"name": "hand", "runs": asked}))
+
+    def schedules():
+        return {
+            o.source.rsplit(":pretrain/", 1)[1]: o.schedule.name for o in read_study(study, "val/mlm15")[0]
+        }
+
+    record()
+    read = schedules()
+    assert set(read.values()) == {"MLM-40", "CLM 50% -> MLM-40", "CLM 25% -> MLM-40"}, read
+    assert read["clm50-x31/s1"] == read["clm50-x20/s0"] == "CLM 50% -> MLM-40"
+    assert read["clm25-x31/s0"] == "CLM 25% -> MLM-40"
+    record(**{"clm50-x31": {"clm_fraction": 0.25}})  # asked for a share its 16 CLM steps are not
+    assert schedules()["clm50-x31/s0"] == "CLM 52% -> MLM-40"
+    (study / "study.json").unlink()  # nothing recorded: the steps' shares
+    read = schedules()
+    assert (read["clm50-x31/s0"], read["clm25-x31/s0"], read["clm50-x20/s0"]) == (
+        "CLM 52% -> MLM-40",
+        "CLM 26% -> MLM-40",
+        "CLM 50% -> MLM-40",
+    )

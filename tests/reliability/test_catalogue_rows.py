@@ -363,7 +363,6 @@ NAMED = {
     "advise-better-against-the-metric": "tests.advise.test_advise_commands::test_a_direction_or_ceiling_the_metric_cannot_take_is_refused",
     "ladder-design-budget-not-positive": "tests.advise.test_ladder_study::test_budgets_that_are_no_tokens_per_parameter_are_refused",
     "ladder-design-layout-not-positive": "tests.advise.test_ladder_study::test_a_layout_of_no_tokens_is_refused_in_one_line",
-    "ladder-design-split-off-its-share": "tests.advise.test_ladder_study::test_a_split_whose_switch_advise_reads_as_another_share_is_refused",
     "advise-api-huber-delta-out-of-range": "tests.advise.test_advise_api_options::test_an_option_out_of_range_is_refused_alike_by_the_api_and_the_command",
     "advise-holdout-one-schedule": "tests.advise.test_holdout::test_a_largest_size_that_one_schedule_ran_is_refused",
     "advise-one-schedule-two-labels": "tests.advise.test_holdout::test_two_labels_of_one_schedule_are_refused_naming_both_runs",

@@ -138,19 +138,6 @@ class LadderDesign:
                         f"shorter than the warmup ({warmup} steps) or the decay ({decay}); lower "
                         "warmup_tokens_per_param or decay_fraction, or raise the budget"
                     )
-                self._check_split(s, size, budget, n, clm)
-
-    @staticmethod
-    def _check_split(s: Schedule, size: str, budget: float, n: int, clm: int) -> None:
-        """A split whose whole-step switch is another share of the run at advise's precision (`studyread._schedule`
-        reads a run's schedule off its phases' steps, in shares of 0.01): CLM 50% of 31 steps switches at step 16,
-        52%, and `advise` read those runs as a third schedule, then refused the study as sharing no rung."""
-        if 0 < clm < n and round(clm / n, 2) != s.clm_share:
-            raise UserError(
-                f"schedule {s.name} at size {size}, {budget:g} tokens per parameter ({n} steps): its CLM phase of {clm} "
-                f"steps is {round(clm / n, 2):.0%} of the run, which `encoderlab advise` reads as another schedule; "
-                f"raise the budget, or choose one whose steps split at {s.clm_share:.0%}"
-            )
 
     @property
     def tokens_per_step(self) -> int:

@@ -6,7 +6,10 @@ marker (kind, config, deps, result), and a pretraining node's run folder (`run/c
 resolved RunConfig; `run/metrics.jsonl`, the per-step records). Of `encoderlab.study` only the
 marker's reader is imported (`study/marker.py`, which imports nothing of the study). One observation per finished pretraining node trained from scratch:
 
-* schedule: the run config's phases (objective, steps, mask ratio) as shares of the run;
+* schedule: the run config's phases (objective, steps, mask ratio) as shares of the run; a CLM-then-MLM
+  run's CLM share as the study asked for it (study.json, the study's record: its `clm_fraction`) where its
+  steps are that share rounded to whole steps, so a short run's switch (CLM 50% of 31 steps: 16) is not
+  read as another share (52%);
 * N: the non-embedding parameters of the run's named model size; D: tokens trained;
 * C: the sum of the FLOPs training logged per step (None when it logged none: 6ND is used);
 * seed: the run config's training seed;
@@ -109,8 +112,44 @@ def _check_task(study: Path, graph: list[dict], metric: str) -> None:
         )
 
 
-def _schedule(cfg) -> Schedule:
-    """The run config's phases as stages: shares of the steps, consecutive equal stages merged."""
+def _asked_shares(study: Path) -> dict[str, float]:
+    """{run name: the CLM share its recipe was asked for}, from the study's record (study.json: the spec as
+    `study run` last ran it): a run's `clm_fraction` param, else its recipe's default, for the recipes that
+    take one. Read as plain JSON, so this reader depends on no more of the study package; a folder without a
+    readable record gives none, and every run's share is read off its steps (`_schedule`)."""
+    from encoderlab.outdir import STUDY_RECORD
+    from encoderlab.train.recipes import RECIPES, recipe_defaults
+
+    try:
+        runs = jsonlines.loads((study / STUDY_RECORD).read_text(encoding="utf-8")).get("runs")
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return {}
+    asked = {}
+    for run in runs if isinstance(runs, list) else ():
+        if not (isinstance(run, dict) and run.get("recipe") in RECIPES):
+            continue
+        params = run.get("params") if isinstance(run.get("params"), dict) else {}
+        share = params.get("clm_fraction", recipe_defaults(run["recipe"]).get("clm_fraction"))
+        if jsonlines.finite_number(share) and 0 <= share <= 1:
+            asked[str(run.get("name"))] = float(share)
+    return asked
+
+
+def _run_name(node: str, asked: dict[str, float]) -> str:
+    """The study run a pretraining node trains: `pretrain/RUN`, or `pretrain/RUN/sN` for one of its seeds
+    (`study.graph.run_id`)."""
+    rid = node.removeprefix("pretrain/")
+    base, _, seed = rid.rpartition("/s")
+    return base if rid not in asked and base and seed.isdigit() else rid
+
+
+def _schedule(cfg, asked: float | None = None) -> Schedule:
+    """The run config's phases as stages, consecutive equal stages merged. A CLM-then-MLM run whose CLM steps
+    are the recipe's whole-step rounding of the share it was asked for (`asked`, `pfs_clm_mlm`'s
+    `round(steps * clm_fraction)`) is that share: read off its steps, CLM 50% of 31 steps (16) was 52%, another
+    schedule beside the same split's longer runs, and a finished study was refused as sharing no rung. Any
+    other run (nothing recorded, or phases the share does not explain: overridden since) is its steps' shares
+    to the hundredth."""
     steps = [
         (p.objective.type_tag, getattr(p.objective, "mask_ratio", None), p.n_steps(cfg.layout))
         for p in cfg.phases
@@ -125,6 +164,12 @@ def _schedule(cfg) -> Schedule:
             merged[-1][2] += n
         else:
             merged.append([tag, ratio, n])
+    if (
+        asked is not None
+        and [m[0] for m in merged] == ["clm", "mlm"]
+        and merged[0][2] == round(total * asked)
+    ):
+        return Schedule.biphasic(asked, merged[1][1])
     shares = [round(n / total, 2) for _, _, n in merged]
     shares[-1] = round(1.0 - sum(shares[:-1]), 2)
     return Schedule(
@@ -269,6 +314,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
     graph = _graph(study)
     _check_task(study, graph, metric)
     nodes = _nodes(study, graph)
+    asked = _asked_shares(study)
     runs, notes, continued = [], [], []
     for node in (n for n in nodes.values() if n.kind == "pretrain"):
         config, metrics = node.folder / "run" / "config.yaml", node.folder / "run" / "metrics.jsonl"
@@ -293,7 +339,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
         value, scored_on = _value(node, nodes, records, metric, cfg)
         runs.append(
             Observation(
-                schedule=_schedule(cfg),
+                schedule=_schedule(cfg, asked.get(_run_name(node.name, asked))),
                 params=non_embedding_params(cfg.model.size),
                 tokens=float(
                     max(_logged(records, "tokens", metrics), default=0)
