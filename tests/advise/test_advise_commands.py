@@ -167,6 +167,51 @@ def test_the_recommendation_says_how_far_past_the_ladder_in_compute_n_and_d(ladd
     )
 
 
+def _with_measured_flops(path, measured):
+    """The ladder file at `path` with every run's measured FLOPs (a seed's a few percent above another's, a
+    CLM run's above an MLM run's), written to `measured`; and its rows."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        clm = float(r["clm_share"])
+        r["flops"] = 6 * float(r["params"]) * float(r["tokens"]) * (1.2 + 0.1 * clm + 0.03 * int(r["seed"]))
+    with open(measured, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return measured, rows
+
+
+def test_how_far_past_the_ladder_is_over_its_largest_runs_compute_not_a_rungs_seed_mean(
+    ladder_csv, tmp_path, capsys
+):
+    """Seeds of one rung that logged other FLOPs: the line said how far the target lies past the largest rung's
+    seed mean (31,476x) while it names, as docs/advise.md does, the ladder's largest compute (31,474x)."""
+    path, syn = ladder_csv
+    measured, rows = _with_measured_flops(path, tmp_path / "measured.csv")
+    far = syn.target_flops * 100
+    main(
+        [
+            "advise",
+            str(measured),
+            "--target-flops",
+            str(far),
+            "--bootstrap",
+            "50",
+            "--out",
+            str(tmp_path / "a"),
+        ]
+    )
+    (line,) = [
+        x for x in capsys.readouterr().out.splitlines() if x.startswith("recommendation at the target")
+    ]
+    expected = far / max(float(r["flops"]) for r in rows)
+    assert json.loads((tmp_path / "a" / "advice.json").read_text())["past_ladder"][
+        "compute"
+    ] == pytest.approx(expected, rel=1e-12)
+    assert f"at {times(expected)} the ladder's largest compute" in line
+
+
 def test_a_reused_out_holds_the_results_of_one_mode_only(ladder_csv, tmp_path, capsys):
     """`--hold-out-largest` into a folder of advice at a target kept advice.json, advise.png, curves.* and
     runs.* of that other run beside its holdout.json, and advice into a hold-out folder kept holdout.json."""

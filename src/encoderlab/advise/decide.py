@@ -347,7 +347,7 @@ def advise(
         better=m.better,
         target=target.describe(),
         target_compute=target_c,
-        past_ladder=past_ladder(fits, target_c, target),
+        past_ladder=past_ladder(ladder.observations, target_c, target),
         path=_path(fits, target),
         confidence=confidence,
         interval=interval,

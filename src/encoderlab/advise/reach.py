@@ -16,11 +16,13 @@ and until 2026-12-06 nothing else said the distance).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from encoderlab.advise.fit import CHINCHILLA
+from encoderlab.advise.ladder import Observation
 from encoderlab.advise.predict import ScheduleFit, Target
 from encoderlab.errors import UserError
 
@@ -53,17 +55,19 @@ def _ladder_compute(fits: list[ScheduleFit]) -> tuple[float, float]:
     return min(float(f.rungs.compute.min()) for f in fits), max(float(f.rungs.compute.max()) for f in fits)
 
 
-def past_ladder(fits: list[ScheduleFit], target_compute: float, target: Target) -> PastLadder:
+def past_ladder(runs: Sequence[Observation], target_compute: float, target: Target) -> PastLadder:
     """How far the target lies past the ladder's largest run in compute, and in N and D for a target given as
-    (N, D) (`Target.ratio`); the ladder is every schedule's runs together, as in `reach_warnings`."""
-    top = _ladder_compute(fits)[1]
+    (N, D) (`Target.ratio`); the ladder is every schedule's runs together, as in `reach_warnings`. Each run at
+    its own compute: a rung's seed mean (`Rungs.compute`, which the warnings measure rungs by) is below its
+    largest run's where seeds logged other FLOPs, and the line said 31,476x of a target 31,474x the largest
+    run's compute, which is what it names."""
+    top = max(o.compute for o in runs)
     if target.ratio is None:
         return PastLadder(target_compute / top, None, None)
-    points = np.concatenate([f.rungs.points for f in fits])
     return PastLadder(
         target_compute / top,
-        target.params / float(points[:, 0].max()),
-        target.tokens / float(points[:, 1].max()),
+        target.params / max(o.params for o in runs),
+        target.tokens / max(o.tokens for o in runs),
     )
 
 
