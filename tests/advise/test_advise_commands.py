@@ -182,6 +182,44 @@ def _with_measured_flops(path, measured):
     return measured, rows
 
 
+def test_a_target_given_as_n_and_d_says_its_compute_is_6nd_scaled_by_the_measured_flops(
+    ladder_csv, tmp_path, capsys
+):
+    """The C printed of a target given as (N, D) is 6ND times the ladder's measured FLOPs per 6ND (each
+    schedule's median over its runs, then their median), and was printed bare: a user checking 6ND found it
+    off by that ratio. Where no run logged FLOPs it is 6ND itself, and says so."""
+    path, syn = ladder_csv
+    n, d = syn.target_params, syn.target_tokens
+    target = ["--target-size", str(n), "--target-tokens", str(d), "--bootstrap", "50"]
+    measured, rows = _with_measured_flops(path, tmp_path / "measured.csv")
+    main(["advise", str(measured), *target, "--out", str(tmp_path / "m")])
+    first = capsys.readouterr().out.splitlines()[0]
+    per_schedule = [
+        np.median(
+            [
+                float(r["flops"]) / (6 * float(r["params"]) * float(r["tokens"]))
+                for r in rows
+                if r["clm_share"] == s
+            ]
+        )
+        for s in dict.fromkeys(r["clm_share"] for r in rows)
+    ]
+    ratio = float(np.median(per_schedule))
+    advice = json.loads((tmp_path / "m" / "advice.json").read_text())
+    assert advice["flops_per_6nd"] == pytest.approx(ratio, rel=1e-12)
+    assert advice["target_compute"] == pytest.approx(6 * n * d * ratio, rel=1e-12)
+    assert (
+        f"(C = {6 * n * d * ratio:.3g} FLOPs: 6ND x {ratio:.3g}, the ladder's measured FLOPs per 6ND); "
+        in first
+    )
+    main(["advise", str(path), *target, "--out", str(tmp_path / "p")])
+    assert f"(C = 6ND = {6 * n * d:.3g} FLOPs); " in capsys.readouterr().out.splitlines()[0]
+    main(["advise", str(path), "--target-flops", "1e20", "--bootstrap", "50", "--out", str(tmp_path / "c")])
+    assert (
+        capsys.readouterr().out.splitlines()[0].startswith("val/mlm15 (lower is better) at C = 1e+20 FLOPs; ")
+    )
+
+
 def test_how_far_past_the_ladder_is_over_its_largest_runs_compute_not_a_rungs_seed_mean(
     ladder_csv, tmp_path, capsys
 ):

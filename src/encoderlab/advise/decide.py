@@ -100,6 +100,10 @@ class Advice:
     better: str
     target: str
     target_compute: float
+    flops_per_6nd: float | None
+    """For a target given as (N, D): what its 6ND is scaled by to give `target_compute`, the ladder's measured
+    FLOPs per 6ND (each schedule's median over its runs, `ScheduleFit.flops_ratio`; their median; 1 where no run
+    logged FLOPs). None for a target given as compute. The printed C says it, which read as 6ND before."""
     past_ladder: PastLadder
     """How far the target lies past the ladder's largest run (`reach.past_ladder`): the recommendation line
     says it, since every number at the target past that run is the curves' form or the rung's ranking carried
@@ -135,6 +139,12 @@ class Advice:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _flops_per_6nd(fits: list[ScheduleFit], target: Target) -> float | None:
+    """`Advice.flops_per_6nd`: the median of the schedules' ratios, as the target's compute is the median of
+    theirs (`ScheduleFit.target_compute`); None for a target given as compute."""
+    return None if target.flops is not None else float(np.median([f.flops_ratio for f in fits]))
 
 
 def scored_pairs(actual: dict[str, float], skip: Collection[tuple[str, str]] = ()) -> list[tuple[str, str]]:
@@ -338,8 +348,7 @@ def advise(
     why_not = "" if bt is not None and bt.passed else _why_not_extrapolated(fits, rungs, bt)
     probs, values = _by_method(at_target, rung_loss)
     flat = not_improving(fits, seed_noise)
-    verdict = _verdict(names, _to_metric(values, m), probs, bt, why_not, confidence, m.better, flat)
-    method, rec, ranking, reason = verdict
+    method, rec, ranking, reason = _verdict(names, _to_metric(values, m), probs, bt, why_not, confidence, m.better, flat)  # fmt: skip
     grid = _compute_grid(fits, target_c)
     on_grid = np.stack([f.at_compute(grid, ratio=target.ratio) for f in fits]) if fitted else None
     return Advice(
@@ -347,6 +356,7 @@ def advise(
         better=m.better,
         target=target.describe(),
         target_compute=target_c,
+        flops_per_6nd=_flops_per_6nd(fits, target),
         past_ladder=past_ladder(ladder.observations, target_c, target),
         path=_path(fits, target),
         confidence=confidence,

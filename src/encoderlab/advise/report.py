@@ -61,6 +61,18 @@ def _crossover_line(c, reach: float | None = None, interval: float = INTERVAL) -
     )
 
 
+def _target_compute(advice: Advice) -> str:
+    """The C of a target given as (N, D), and how it was had from 6ND: scaled by the ladder's measured FLOPs per
+    6ND, it was printed as a bare C, which a user checking 6ND found off by that ratio. A target given as
+    compute is its C already ("at C = 1e+19 FLOPs (C = 1e+19 FLOPs)" before)."""
+    c, ratio = f"{advice.target_compute:.3g} FLOPs", advice.flops_per_6nd
+    if ratio is None:
+        return ""
+    if ratio == 1.0:
+        return f" (C = 6ND = {c})"
+    return f" (C = {c}: 6ND x {ratio:.3g}, the ladder's measured FLOPs per 6ND)"
+
+
 def _reach(advice: Advice, a: str, b: str) -> float:
     """The largest compute both schedules have a run at (the smaller of their largest runs)."""
     return min(max(r["compute"] for r in advice.runs if r["schedule"] == s) for s in (a, b))
@@ -109,10 +121,7 @@ def format_advice(advice: Advice) -> str:
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     table = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *rows]]
     lines = [
-        f"{advice.metric} ({advice.better} is better) at {advice.target}"
-        # a target given as compute is its C already: "at C = 1e+19 FLOPs (C = 1e+19 FLOPs)"
-        + ("" if advice.target == (c := f"C = {advice.target_compute:.3g} FLOPs") else f" ({c})")
-        + "; "
+        f"{advice.metric} ({advice.better} is better) at {advice.target}{_target_compute(advice)}; "
         f"{advice.n_boot} bootstrap replicates, seed {advice.seed}"
         + (f", seed noise sd {advice.seed_noise:.3g} (given)" if advice.seed_noise is not None else "")
         + (", pretraining seeds paired across schedules" if advice.seeds_paired else "")
