@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 
+from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 from tests.train.helpers import free_ports
 
@@ -30,4 +31,5 @@ def test_rank_zero_whose_master_port_is_taken_is_one_line_before_anything_is_wri
         r"another process started with RANK=0\); give each job a free MASTER_PORT"
     )
     assert_one_line(code, err, said)  # was: torch.distributed.DistNetworkError ... EADDRINUSE, a traceback
+    assert_printed_as_documented("master-port-taken", err, tmp_path)  # the row's words, the fix included
     assert list(tmp_path.iterdir()) == []
