@@ -34,21 +34,6 @@ def hub_server(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _plan_probe_stubbed(request, monkeypatch):
-    """`study plan` times real optimizer steps of a CPU study's training shapes (`study.cputime.probe`),
-    seconds per plan in the dozens of tests that plan one: they get a step of one second instead, a rate
-    no test reads as a measurement. A test marked `cpu_probe` times real steps."""
-    if request.node.get_closest_marker("cpu_probe") is None:
-        from encoderlab.study import cputime
-
-        monkeypatch.setattr(
-            cputime,
-            "probe",
-            lambda cfg: cputime.StepRate(seconds=(1.0,), tokens_per_step=cfg.layout.tokens_per_step),
-        )
-
-
-@pytest.fixture(autouse=True)
 def _task_registry_restored():
     """Tasks a test registers from a task file (`eval.tasks.register`, process-wide as in the CLI)
     leave with it: a later test's "valid tasks" list must not depend on which tests ran before."""

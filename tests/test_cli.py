@@ -71,9 +71,9 @@ def test_listing_and_planning_studies_import_no_training_loop():
     # `study list` and `study plan` read run configs, a start model's positions and task specs; the trainer's
     # optimizer, distributed and checkpoint code (torch.distributed.checkpoint, ~0.5 s of every listing) and
     # the fine-tuning loop are imported when a run trains or fine-tunes, not there (was: through the eager
-    # package files of `encoderlab.train` and `encoderlab.eval`, `train.build` and `eval.protocol`);
-    # --no-probe: timing a CPU study's steps trains them (`study/cputime.py`), a choice the user can skip
-    for argv in (["study", "list"], ["study", "plan", "paper1-pfs", "--scale", "demo", "--no-probe"]):
+    # package files of `encoderlab.train` and `encoderlab.eval`, `train.build` and `eval.protocol`; a CPU
+    # study's plan steps its training shapes only when asked: `--probe`, study/cputime.py)
+    for argv in (["study", "list"], ["study", "plan", "paper1-pfs", "--scale", "demo"]):
         done = _importing_none(
             f"from encoderlab.cli import main; main({argv!r})",
             ("torch.distributed.checkpoint", "encoderlab.train.trainer", "encoderlab.train.build")
@@ -86,15 +86,8 @@ def test_listing_and_planning_studies_import_no_training_loop():
     "argv",
     [
         ["study", "list"],
-        ["study", "plan", "paper1-pfs", "--scale", "demo", "--no-probe"],  # timing steps needs torch
-        [
-            "study",
-            "plan",
-            "paper2-detour",
-            "--scale",
-            "demo",
-            "--no-probe",
-        ],  # from an asset: its config read when fetched
+        ["study", "plan", "paper1-pfs", "--scale", "demo"],  # a CPU study: its steps timed only with --probe
+        ["study", "plan", "paper2-detour", "--scale", "demo"],  # from an asset: its config read when fetched
     ],
 )
 def test_listing_and_planning_studies_import_no_torch(argv):

@@ -1,6 +1,6 @@
-"""`study plan` on the CPU a study's runs train on: the device named, CPU time from steps timed here
-(`study/cputime.py`), and `--no-probe`. Rates are given to the estimate, never read off a clock, except
-in the one test marked `cpu_probe`, which checks only that real steps were timed."""
+"""`study plan` on the CPU a study's runs train on: the device named, and with `--probe` (opt-in) CPU time
+from steps timed here (`study/cputime.py`). Rates are given to the estimate, never read off a clock, except
+in the tests that call `cputime.probe` itself, which check only that real steps were timed (or failed)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_a_cpu_plan_names_the_cpu_and_where_its_time_comes_from(no_cuda):
     assert device.cpu == tuple(p.model for p in trained)
     line = next(x for x in text.splitlines() if x.startswith("device: "))
     assert line.startswith("device: this machine's CPU (no CUDA device is visible here): pretraining ~")
-    assert f"measured here: {cputime.PROBE_STEPS} optimizer steps" in line and "--no-probe skips it" in line
+    assert f"measured here: {cputime.PROBE_STEPS} optimizer steps" in line and "not timed (`?`)" not in line
     assert device.time.load is None or f"load average {device.time.load:.1f} on " in line
     assert CPU_COLUMN in next(x for x in text.splitlines() if x.startswith("run "))
 
@@ -71,30 +71,34 @@ def test_the_range_is_the_fastest_and_slowest_step(no_cuda):
     assert (time.low, time.high) == pytest.approx((time.total / 2, time.total * 2))
 
 
-def test_no_probe_times_nothing_and_says_so(no_cuda, monkeypatch, capsys):
+def test_by_default_the_plan_times_nothing_and_says_how_to(no_cuda, monkeypatch, capsys):
+    """Probing is opt-in: the plan names the CPU, says its time is not measured and what `--probe` would time."""
+
     def refuse(cfg):
-        raise AssertionError("--no-probe timed a step")
+        raise AssertionError("a plan without --probe timed a step")
 
     monkeypatch.setattr(cputime, "probe", refuse)
     monkeypatch.setattr(cputime, "on_terminal", lambda: True)
-    main(["study", "plan", "paper1-pfs", "--scale", "demo", "--no-probe"])
+    main(["study", "plan", "paper1-pfs", "--scale", "demo"])
     out, err = capsys.readouterr()
     assert "timing" not in err
+    steps = cputime.PROBE_WARMUP + cputime.PROBE_STEPS
     assert (
-        "device: this machine's CPU (no CUDA device is visible here); its CPU time not measured (--no-probe)"
-        in out
-    )
+        "device: this machine's CPU (no CUDA device is visible here); its CPU time not measured, the GPU figures "
+        f"above are an H100's, not this machine's: `--probe` times each of its 2 training shapes here ({steps} "
+        "optimizer steps each" in out
+    )  # one shape per objective: mlm40 and clm
     header = next(x for x in out.splitlines() if x.startswith("run "))
     assert (
         CPU_COLUMN not in header and "GPU-h" in header and "GPU-seconds" in out
     )  # the GPU figures as they were
 
 
-def test_without_the_flag_the_plan_probes(no_cuda, monkeypatch, capsys):
+def test_with_probe_the_plan_times_each_shape(no_cuda, monkeypatch, capsys):
     probed = []
     monkeypatch.setattr(cputime, "probe", lambda cfg: probed.append(cfg) or _rate(1.0)(cfg))
     monkeypatch.setattr(cputime, "on_terminal", lambda: True)  # its notice is for a terminal only
-    main(["study", "plan", "paper1-pfs", "--scale", "demo"])
+    main(["study", "plan", "paper1-pfs", "--scale", "demo", "--probe"])
     out, err = capsys.readouterr()
     assert len(probed) == 2  # one shape per objective: mlm40 and clm, each measured once
     steps = cputime.PROBE_WARMUP + cputime.PROBE_STEPS
@@ -106,10 +110,11 @@ def test_without_the_flag_the_plan_probes(no_cuda, monkeypatch, capsys):
     )
 
 
-def test_a_gpu_study_planned_without_a_gpu_keeps_its_gpu_estimate(no_cuda, monkeypatch):
-    monkeypatch.setattr(cputime, "probe", lambda cfg: pytest.fail("a GPU study was probed on the CPU"))
+def test_a_gpu_study_planned_without_a_gpu_keeps_its_gpu_estimate(no_cuda):
     spec = get_study("paper1-pfs", "gpu-210m")
-    device = cputime.plan_device(spec, pretraining(spec))
+    device = cputime.plan_device(
+        spec, pretraining(spec), measure=lambda cfg: pytest.fail("a GPU study was probed on the CPU")
+    )
     assert device.cpu == () and device.time is None
     assert device.line().startswith("device: GPU (sized for 8 GPUs (H100 class), planned here without one)")
 
@@ -118,11 +123,10 @@ def test_device_cpu_in_the_config_is_named(no_cuda):
     spec = dataclasses.replace(
         get_study("paper1-pfs", "demo"), run_overrides={"precision": "fp32", "device": "cpu"}
     )
-    device = cputime.plan_device(spec, pretraining(spec), probing=False)
+    device = cputime.plan_device(spec, pretraining(spec))
     assert device.why == "device: cpu in their configs" and device.time is None
 
 
-@pytest.mark.cpu_probe
 def test_the_probe_times_real_steps_of_the_runs_shape(no_cuda):
     spec = get_study("paper1-pfs", "demo")
     configs = cputime.probe_configs(spec, cputime.cpu_runs(spec, pretraining(spec)))
@@ -133,8 +137,8 @@ def test_the_probe_times_real_steps_of_the_runs_shape(no_cuda):
 
 
 def test_a_shape_the_trainer_refuses_is_not_timed(no_cuda):
-    """A shape too large for this machine (the trainer's memory refusal) leaves its runs `?`, the others
-    timed; the plan's checks after it name the refusal in the run's words."""
+    """A shape too large for this machine (the trainer's memory refusal) leaves its runs `?` with the
+    refusal's words, the others timed; the plan's checks after it name the refusal in the run's words."""
     from encoderlab.errors import UserError
 
     def refuse_clm(cfg):
@@ -147,7 +151,35 @@ def test_a_shape_the_trainer_refuses_is_not_timed(no_cuda):
     seconds = device.time.seconds
     assert seconds["clm"] is None  # clm25-mlm40's clm steps are clm's (its branch): it trains mlm40 only
     assert seconds["mlm40"] + seconds["clm25-mlm40"] == pytest.approx(device.time.total)
-    assert device.line().endswith("which the checks below name): clm")
+    assert device.line().endswith(
+        "; not timed (`?`): clm (the trainer refuses its training shape here: too large for this machine)"
+    )
+    assert device.time.untimed == {
+        "clm": "the trainer refuses its training shape here: too large for this machine"
+    }
+
+
+def test_a_shape_whose_step_fails_is_a_question_mark_with_its_reason(no_cuda, monkeypatch, capsys):
+    """Any error of a probed step (an allocation the memory estimate let through), not only the trainer's
+    refusals: it ended `study plan` with a traceback; now that shape's runs show `?` and the error's first
+    line, the other shape timed. The step fails where torch would, inside the trainer's own step."""
+    from encoderlab.train.step import TrainStep
+
+    step = TrainStep.step
+
+    def failing(self, n):
+        if self.cfg.phases[0].objective.tag == "clm":
+            raise RuntimeError("DefaultCPUAllocator: not enough memory\n(a second line of torch's)")
+        return step(self, n)
+
+    monkeypatch.setattr(TrainStep, "step", failing)
+    spec = get_study("paper1-pfs", "demo")
+    device = cputime.plan_device(spec, pretraining(spec), measure=cputime.probe)
+    why = "its training shape failed in the probe (RuntimeError: DefaultCPUAllocator: not enough memory)"
+    assert device.time.untimed == {"clm": why} and device.time.seconds["mlm40"] > 0
+    assert device.line().endswith(f"; not timed (`?`): clm ({why})")
+    text = plan_text(dataclasses.replace(plan_study(spec), device=device))
+    assert next(x for x in text.splitlines() if x.startswith("clm ")).split()[7] == "?"
 
 
 def test_each_shape_is_measured_on_one_thread_and_the_threads_given_back(no_cuda):
@@ -170,7 +202,6 @@ def test_each_shape_is_measured_on_one_thread_and_the_threads_given_back(no_cuda
         torch.set_num_threads(before)
 
 
-@pytest.mark.cpu_probe
 def test_the_probe_times_steps_by_the_cpu_clock(no_cuda, monkeypatch):
     """A step's wall time on a loaded machine is mostly its wait for a core: the probe reads the
     process's CPU clock, here a clock that ticks half a second a reading."""

@@ -162,7 +162,7 @@ def plan_command(
     scale: str | None = None,
     out: Path | None = None,
     prepared: Repeated = (),
-    probe: bool = True,
+    probe: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False,
 ) -> None:
     """Print what a study will train and read: per run its tokens against the corpus's, GPU (and CPU) time.
 
@@ -172,11 +172,11 @@ def plan_command(
         out: A study folder whose prepared data gives exact token counts (default: estimates; a folder
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
-        probe: Runs that train on this CPU: time a few of their steps here for a CPU time (--no-probe: skip).
+        probe: Runs that train on this CPU: time each training shape here (a few optimizer steps, seconds a shape) for their CPU time (default: the device named, the CPU time not measured, torch not imported).
     """
+    from encoderlab.study import cputime
     from encoderlab.study.absent import resumed_graph
     from encoderlab.study.checks import check_inputs, check_prepared_sources
-    from encoderlab.study.cputime import with_device
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.evalcost import with_evaluation
     from encoderlab.study.graph import build_graph, pretraining
@@ -204,7 +204,7 @@ def plan_command(
     if not idle:  # else a --prepared folder is gone, nothing to run: as `study run`, no input is checked
         check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
-    plan = with_device(plan, trained, probing=probe)
+    plan = cputime.with_device(plan, trained, cputime.probe if probe else None)  # opt-in: torch, seconds
     print(plan_text(plan))
     if out is not None:
         _folder_notes(spec, plan, out, graph, gone)

@@ -25,14 +25,19 @@ wait on each other besides: on a 2-core machine at load average 11, a step of th
 near a quiet machine's. The CPU clock still runs slower beside other work (shared caches), which the load
 average printed says.
 
-Trade-offs, which the plan's line states: the probe costs a few seconds per shape (`--no-probe` skips
-it, leaving the GPU figures alone); three steps give a median, and their fastest and slowest give the
-range printed, which says how noisy the machine was, not how a long run drifts, and the load average
+Probing is opt-in (`study plan --probe`): it imports torch and builds and steps every shape, seconds
+each, where a plan is otherwise a torch-free second or two (docs/benchmarks.md). Without it the plan's
+`device:` line names the CPU, says the CPU time is not measured and how many shapes `--probe` would time.
+
+Trade-offs, which the plan's line states: the probe costs a few seconds per shape; three steps give a
+median, and their fastest and slowest give the range printed, which says how noisy the machine was, not how a long run drifts, and the load average
 once measured says how busy it was (a run on a quieter machine steps somewhat faster); a run given
 several threads (`--jobs` below the cores) spends more CPU time than one thread's, in less wall time;
 validation passes, checkpoints, data preparation and the evaluation's fine-tuning are not timed. A run that starts from a
-model outside the study (`model.init`: its size unknown until loaded) is not probed, nor one whose shape
-the trainer refuses here (too large for its memory: the plan's checks then name it), and shows `?`.
+model outside the study (`model.init`: its size unknown until loaded) is not probed, and shows `?`; so
+does one whose shape the probe could not step, the trainer's refusal (too large for its memory) or any
+other error of its step (`_measured`: an allocation the memory estimate missed), with the reason in the
+plan's line rather than a traceback that would end the plan: a probe is an estimate, not the run.
 """
 
 from __future__ import annotations
@@ -86,15 +91,16 @@ class CpuTime:
     """The CPU seconds of a plan's runs that train on the CPU, and how they were measured."""
 
     seconds: dict[str, float | None]
-    """Model id -> CPU seconds of its own steps (None: not timed, a start model from outside the study or a
-    shape the trainer refuses here);
-    runs that train on a GPU are absent."""
+    """Model id -> CPU seconds of its own steps (None: not timed, `untimed` says why); runs that train on a
+    GPU are absent."""
     low: float
     """Total seconds of the probed runs at each shape's fastest measured step."""
     high: float
     """The same at each shape's slowest."""
     shapes: int
     """Training shapes probed."""
+    untimed: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Model id -> why its `seconds` are None, in words (`UNTIMED_OUTSIDE`, or its shape's failed probe)."""
     load: float | None = None
     """The machine's 1-minute load average once measured (None: the platform has none): other work on
     its cores slows the steps timed, which the step range alone does not show."""
@@ -181,23 +187,26 @@ def estimate(
     """The CPU time of runs of `configs` (`probe_configs`), each distinct probe config measured once by
     `measure` (`probe`, or a rate a test gives): a phase's seconds are its tokens / the rate's tokens per
     second, so a run of twice the steps takes twice the time."""
-    rates: dict[RunConfig, StepRate | None] = {}
+    rates: dict[RunConfig, StepRate | str] = {}  # a shape's rate, or why it could not be stepped
     seconds: dict[str, float | None] = {}
+    untimed: dict[str, str] = {}
     low = high = 0.0
     for model, phases in configs.items():
         for _, cfg in phases or ():
             if cfg not in rates:
                 with one_thread():
                     rates[cfg] = _measured(measure, cfg)
-        if phases is None or any(rates[cfg] is None for _, cfg in phases):
+        failed = [rates[cfg] for _, cfg in phases or () if isinstance(rates[cfg], str)]
+        if phases is None or failed:
             seconds[model] = None  # a run timed in part has no time: its `?` says so
+            untimed[model] = UNTIMED_OUTSIDE if phases is None else failed[0]
             continue
         parts = [(tokens / rates[cfg].tokens_per_s, rates[cfg].spread()) for tokens, cfg in phases]
         seconds[model] = sum(part for part, _ in parts)
         low += sum(part * fast for part, (fast, _) in parts)
         high += sum(part * slow for part, (_, slow) in parts)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return CpuTime(seconds=seconds, low=low, high=high, shapes=len(rates), load=load)
+    return CpuTime(seconds=seconds, low=low, high=high, shapes=len(rates), untimed=untimed, load=load)
 
 
 @contextlib.contextmanager
@@ -214,15 +223,30 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _measured(measure: Callable[[RunConfig], StepRate], cfg: RunConfig) -> StepRate | None:
-    """`measure(cfg)`, or None where the trainer refuses the shape here (too large for this machine's
-    memory): the plan's checks after it say why, in the run's words (`runchecks.check_runs`)."""
+def _measured(measure: Callable[[RunConfig], StepRate], cfg: RunConfig) -> StepRate | str:
+    """`measure(cfg)`, or why it could not step the shape, in one line: the trainer's refusal (too large for
+    this machine's memory, which the plan's checks after it name in the run's words) or any other error of
+    its step, e.g. an allocation the memory estimate let through. Not a traceback: the plan's other figures
+    stand without this one (module docstring). An interrupt still ends the plan."""
     from encoderlab.errors import UserError
 
     try:
         return measure(cfg)
-    except UserError:
-        return None
+    except UserError as e:
+        return f"the trainer refuses its training shape here: {_first_line(e)}"
+    except Exception as e:  # noqa: BLE001 - any failure of a step is this shape's `?`, said in words
+        return f"its training shape failed in the probe ({type(e).__name__}: {_first_line(e)})"
+
+
+def _first_line(error: Exception) -> str:
+    """An error's message as one line of the plan, long ones cut (a torch error can run to pages)."""
+    lines = str(error).strip().splitlines()
+    line = lines[0].strip() if lines else type(error).__name__
+    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 3] + "..."
+
+
+REASON_CHARS = 200
+"""The most characters of an error's first line the plan shows as a shape's reason."""
 
 
 def probe(cfg: RunConfig) -> StepRate:
@@ -243,10 +267,16 @@ cpu_clock = time.process_time
 """The clock a step is timed by: this process's CPU time, its batch-preparing thread's too (as a run's)."""
 
 
-UNTIMED = (
-    "(`?`: a start model outside the study, or a shape the trainer refuses here, which the checks below name)"
-)
-"""Why the plan's `device:` line leaves runs untimed."""
+UNTIMED_OUTSIDE = "a start model outside the study, its size unknown until loaded"
+"""Why a run of a start model from outside the study is not timed (`?`)."""
+
+
+def untimed_text(untimed: Mapping[str, str]) -> str:
+    """The runs shown `?` with why, grouped by reason: `clm, clm25-mlm40 (its training shape failed ...)`."""
+    runs: dict[str, list[str]] = {}
+    for model, why in untimed.items():
+        runs.setdefault(why, []).append(model)
+    return "; ".join(f"{', '.join(models)} ({why})" for why, models in runs.items())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,41 +287,45 @@ class PlanDevice:
     """Model ids of the runs that train on this machine's CPU (empty: on GPUs)."""
     why: str
     """Why there, in words (`no CUDA device visible here`, `device: cpu in their configs`)."""
+    shapes: int = 0
+    """Training shapes of the CPU runs, which `--probe` times (`probe_configs`)."""
     time: CpuTime | None = None
-    """Their measured CPU time (None: on GPUs, or the probe skipped)."""
+    """Their measured CPU time (None: on GPUs, or not probed: `--probe` is opt-in)."""
 
     def line(self) -> str:
         """The plan's device line, after its GPU figures."""
         if not self.cpu:
             return f"device: GPU ({self.why}); the GPU figures above are this plan's estimate"
         if self.time is None:
+            how = (
+                f"`--probe` times each of its {count(self.shapes, 'training shape')} here "
+                f"({PROBE_WARMUP + PROBE_STEPS} optimizer steps each, seconds a shape)"
+                if self.shapes
+                else f"no run can be timed here ({UNTIMED_OUTSIDE})"
+            )
             return (
-                f"device: this machine's CPU ({self.why}); its CPU time not measured (--no-probe): the GPU "
-                "figures above are an H100's, not this machine's"
+                f"device: this machine's CPU ({self.why}); its CPU time not measured, the GPU figures above are "
+                f"an H100's, not this machine's: {how}"
             )
         t = self.time
-        unprobed = [m for m, s in t.seconds.items() if s is None]
-        if len(unprobed) == len(t.seconds):
-            return f"device: this machine's CPU ({self.why}); no run timed {UNTIMED}: {', '.join(unprobed)}"
-        left = f"; not timed {UNTIMED}: {', '.join(unprobed)}" if unprobed else ""
+        if len(t.untimed) == len(t.seconds):
+            return f"device: this machine's CPU ({self.why}); no run timed (`?`): {untimed_text(t.untimed)}"
+        left = f"; not timed (`?`): {untimed_text(t.untimed)}" if t.untimed else ""
         return (
             f"device: this machine's CPU ({self.why}): pretraining ~{duration_text(t.total)} of CPU time "
             f"(range {duration_text(t.low)} to {duration_text(t.high)}), measured here: {PROBE_STEPS} optimizer "
             f"steps of each of its {t.shapes} training shapes after {PROBE_WARMUP} warm-up, on one CPU thread by "
             f"the CPU clock{t.load_text()}, each run's tokens at its shape's median "
             "step (range: the fastest and slowest step); validation, checkpoints, data preparation and "
-            f"evaluation not timed; --no-probe skips it{left}"
+            f"evaluation not timed{left}"
         )
 
 
 def plan_device(
-    spec: StudySpec,
-    trained: Iterable[Pretraining],
-    probing: bool = True,
-    measure: Callable[[RunConfig], StepRate] | None = None,
+    spec: StudySpec, trained: Iterable[Pretraining], measure: Callable[[RunConfig], StepRate] | None = None
 ) -> PlanDevice:
-    """Where `spec`'s runs train, and with `probing` their CPU time measured by `measure` (default
-    `probe`; a test gives a rate of its own)."""
+    """Where `spec`'s runs train, and their CPU time measured by `measure` (`probe` for `study plan
+    --probe`, or a rate a test gives); None: not measured, torch not imported (the plan's default)."""
     trained = [p for p in trained if p.config is not None]
     runs = cpu_runs(spec, trained)
     if not runs:
@@ -305,19 +339,19 @@ def plan_device(
         return PlanDevice(cpu=(), why=why)
     said = all(p.config.device == "cpu" for p in runs)
     why = "device: cpu in their configs" if said else "no CUDA device is visible here"
-    if not probing:
-        return PlanDevice(cpu=tuple(p.model for p in runs), why=why)
     configs = probe_configs(spec, runs)
     shapes = {cfg for phases in configs.values() for _, cfg in phases or ()}
+    cpu = tuple(p.model for p in runs)
+    if measure is None:
+        return PlanDevice(cpu=cpu, why=why, shapes=len(shapes))
     if shapes and on_terminal():  # say why it waits, as a progress bar would: a refusal stays one line
         print(
             f"timing {count(len(shapes), 'training shape')} of the study's runs on this CPU "
-            f"({PROBE_WARMUP + PROBE_STEPS} optimizer steps each) for the plan's CPU time; --no-probe skips it",
+            f"({PROBE_WARMUP + PROBE_STEPS} optimizer steps each) for the plan's CPU time",
             file=sys.stderr,
             flush=True,
         )
-    time = estimate(configs, measure or probe)
-    return PlanDevice(cpu=tuple(p.model for p in runs), why=why, time=time)
+    return PlanDevice(cpu=cpu, why=why, shapes=len(shapes), time=estimate(configs, measure))
 
 
 def on_terminal() -> bool:
@@ -326,9 +360,12 @@ def on_terminal() -> bool:
     return sys.stderr.isatty()
 
 
-def with_device(plan: StudyPlan, trained: Iterable[Pretraining], probing: bool = True) -> StudyPlan:
-    """`plan` with where its runs train (`plan_device`), as `study plan` prints it."""
-    return dataclasses.replace(plan, device=plan_device(plan.spec, trained, probing))
+def with_device(
+    plan: StudyPlan, trained: Iterable[Pretraining], measure: Callable[[RunConfig], StepRate] | None = None
+) -> StudyPlan:
+    """`plan` with where its runs train (`plan_device`, timed by `measure` where given), as `study plan`
+    prints it."""
+    return dataclasses.replace(plan, device=plan_device(plan.spec, trained, measure))
 
 
 def duration_text(seconds: float) -> str:
