@@ -109,6 +109,14 @@ def test_the_check_sees_a_wrong_command_flag_or_parameter():
     ]
 
 
+def test_a_flag_made_without_its_no_pair_has_none():
+    """`study plan --probe` is opt-in, made without tyro's `--no-probe` (FlagCreatePairsOff), which the
+    parser refuses: a doc naming `--no-probe` was passed all the same, the check assuming every bool paired."""
+    assert problems("`encoderlab study plan paper1-pfs --probe --no-probe`\n") == [
+        "line 1: encoderlab study plan has no --no-probe"
+    ]
+
+
 def appending_flags() -> set[str]:
     """Every flag that keeps its values when repeated (`cliargs.Repeated`), over every command."""
 

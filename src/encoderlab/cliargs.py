@@ -160,8 +160,8 @@ def flatten(
 
 
 def _flags(fn, prefix: str = "") -> dict[str, tuple[str, bool, bool]]:
-    """{--flag (and --no-flag for booleans): (canonical flag, appends, takes several values)} of a
-    command function's (or a dataclass argument's) options, named as tyro names them: underscores
+    """{--flag (and --no-flag for booleans, unless FlagCreatePairsOff): (canonical flag, appends, takes several
+    values)} of a command function's (or a dataclass argument's) options, named as tyro names them: underscores
     become dashes, `tyro.conf.arg(name=...)` renames, a dataclass argument's fields are `--arg.field`
     (`--field` when it is renamed to ""); positional arguments have no flag."""
     import dataclasses
@@ -191,7 +191,8 @@ def _flags(fn, prefix: str = "") -> dict[str, tuple[str, bool, bool]]:
         several = "tuple" in str(tp) or "list" in str(tp)
         entry = (flag, any(m is tyro.conf.UseAppendAction for m in meta), several)
         out[flag] = entry
-        if tp is bool:
+        paired = not any(m is tyro.conf.FlagCreatePairsOff for m in meta)  # `--probe` alone: no `--no-probe`
+        if tp is bool and paired:
             out[f"--{prefix}no-{own}"] = entry
     return out
 
