@@ -278,6 +278,7 @@ NAMED = {
     "task-file-regression-not-a-number": "tests.eval.test_custom_label_kinds::test_a_score_column_that_does_not_fit_is_one_line",
     "task-file-tags-not-iob": "tests.eval.test_custom_label_kinds::test_entity_f1_over_tags_that_are_not_iob_is_one_line",
     "task-file-f1-not-two-classes": "tests.eval.test_binary_f1::test_an_f1_the_task_does_not_fit_is_one_line_before_anything_is_written",
+    "task-file-f1-positive-not-named": "tests.eval.test_binary_f1::test_two_names_read_from_the_data_must_say_which_is_positive",
     "task-file-positive-label-not-a-class": "tests.eval.test_binary_f1::test_an_f1_the_task_does_not_fit_is_one_line_before_anything_is_written",
     "task-file-positive-label-without-f1": "tests.eval.test_binary_f1::test_an_f1_the_task_does_not_fit_is_one_line_before_anything_is_written",
     "task-file-qa-answers-shape": "tests.eval.test_custom_label_kinds::test_qa_answers_not_in_squads_shape_are_one_line",

@@ -293,8 +293,9 @@ def _family(task: Task) -> str:
 
 
 def _metric(task: Task) -> str:
-    """The task's metric, and for a two-class task's `f1` the class it scores: by default the second of a
-    label set read from the data sorted, which need not be the one the user calls positive."""
+    """The task's metric, and for a two-class task's `f1` the class it scores: `positive_label`, else the
+    second (id 1) of `labels:`, of ClassLabel names or of ids 0/1 (two other names read from the data
+    are refused before this, `check_positive_named`: which is positive they do not say)."""
     if task.metric == "f1" and task.family == "sc":
         return f"f1 (the F1 of class {task.options.positive!r})"
     return task.metric

@@ -57,6 +57,7 @@ from encoderlab.eval.tasks.custom_family import (
     check_binary_f1,
     check_family,
     check_foreign_fields,
+    check_positive_named,
     columns_of,
     kind_hint,
     of_other_family,
@@ -335,6 +336,7 @@ def _labelled(
     check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
     # the metric as `task_from_file` resolves it (the family's default where the file names none)
     scored_by = {spec.metric or _metrics(spec)[0], spec.finetune.select_metric}
+    check_positive_named(labels, spec.labels is None and names is None, spec.options, scored_by, where)
     if spec.family == "tc" and "entity_f1" in scored_by:
         check_iob2(parts, labels, places, order, where)
     check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)

@@ -12,6 +12,7 @@ reaches the hints without more code, but a field two families share (sc's and ir
 from __future__ import annotations
 
 from encoderlab.config import recorded_fields
+from encoderlab.configforms import flow
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.spec import NEGATIVE, Inputs, IROptions, PairSCOptions, QAOptions, SCOptions, TCOptions
 from encoderlab.eval.tasks.custom_labels import label_kind
@@ -124,6 +125,28 @@ def check_binary_f1(labels: tuple[str, ...], options, asked, where: str) -> None
             f"{where}: options.positive_label {positive!r} is not one of the task's classes ({', '.join(labels)}); "
             "name one of them"
         )
+
+
+GLUE_IDS = ("0", "1")
+"""Two classes read from the data that keep the default positive class, the second: a run_glue CSV's ids,
+where 1 is the positive class (GLUE's MRPC and QQP), as names sorted."""
+
+
+def check_positive_named(labels: tuple[str, ...], inferred: bool, options: dict, asked, where: str) -> None:
+    """A task scored by `f1` whose two classes were read from its data (`inferred`: no `labels:`, no
+    ClassLabel names) names its positive class. Sorted, the second of them is the later name, which for
+    MRPC's `equivalent`/`not_equivalent` or QQP's `duplicate`/`not_duplicate` is the negative one: it was
+    scored silently. The default (the second, id 1) stays where the order is the user's (`labels:`), the
+    data's own (ClassLabel names) or GLUE's ids (0 and 1). Classes other than two are `check_binary_f1`'s."""
+    said = options.get("positive_label") is not None
+    if BINARY_F1 not in asked or said or not inferred or len(labels) != 2 or labels == GLUE_IDS:
+        return
+    first, second = labels
+    fix = " or ".join(f"`options: {{positive_label: {flow(name)}}}`" for name in labels)
+    raise UserError(
+        f"{where}: metric 'f1' is the F1 of the positive class, and the two classes read from the data "
+        f"({first}, {second}) do not say which it is; write {fix}, or `labels:` with the positive class second"
+    )
 
 
 def columns_of(family: str) -> tuple[str, ...]:
