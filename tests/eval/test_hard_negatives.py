@@ -361,8 +361,8 @@ def test_a_negative_id_column_is_refused_as_unread(tmp_path, capsys, monkeypatch
         "task-file-ir-negative-id",
         (
             f"task file {path}: train split, train.jsonl: column 'negative_id' is not read: a hard negative is "
-            "masked for a query when its text is the query's positive's, as in-batch copies are (the model "
-            "reads texts, not ids); drop or rename the column"
+            "masked for a query when its input (its text as truncated) is the query's positive's, as in-batch "
+            "copies are (the model reads texts, not ids); drop or rename the column"
         ),
         capsys,
         monkeypatch,

@@ -162,8 +162,8 @@ def refuse_negative_ids(found: dict, places: dict[str, RowPlaces], where: str) -
         if NEGATIVE_ID in part.column_names:
             raise UserError(
                 f"{where}: {places[split].whole(split)}: column {NEGATIVE_ID!r} is not read: a hard negative "
-                "is masked for a query when its text is the query's positive's, as in-batch copies are (the "
-                "model reads texts, not ids); drop or rename the column"
+                "is masked for a query when its input (its text as truncated) is the query's positive's, as in-batch "
+                "copies are (the model reads texts, not ids); drop or rename the column"
             )
 
 
