@@ -20,7 +20,8 @@ from encoderlab.eval.spec import EVAL_BATCH
 class Prepared:
     """Tokenised splits of one task (shared by every node of its grid)."""
 
-    train: list[dict]
+    train: Sequence[dict]
+    """Training examples, as dicts when read (`tokenids.CompactFeatures` for sc and ir, lists for tc, qa)."""
     val: Any
     tests: dict[str, Any]
 

@@ -41,7 +41,6 @@ from encoderlab.eval.heads import (
     SpanExtractor,
     TokenClassifier,
     info_nce,
-    input_key,
 )
 from encoderlab.eval.metrics import (
     CONLLEVAL_SETTINGS,
@@ -62,6 +61,7 @@ from encoderlab.eval.metrics import (
     weighted_f1,
 )
 from encoderlab.eval.spec import NEGATIVE, IRSplit, PairSCOptions, QAOptions, Task, TaskData
+from encoderlab.eval.tokenids import CompactFeatures, columns, compact_ids, input_keys
 
 NEAR_CONSTANT_SHARE = 0.99
 """A tagger that gives one tag to at least this share of the words has learned (almost) nothing; a word
@@ -105,8 +105,10 @@ class SequenceClassification:
     @classmethod
     def prepare(cls, task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            ids = text_ids(task, tokenizer, [input_text(task, e) for e in split])
-            return [{"input_ids": i, **cls.target(e)} for i, e in zip(ids, split)]
+            ids = compact_ids(
+                lambda texts: text_ids(task, tokenizer, texts), (input_text(task, e) for e in split)
+            )
+            return CompactFeatures({"input_ids": ids}, columns([cls.target(e) for e in split]))
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
@@ -388,7 +390,7 @@ class Retrieval:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def texts(prefix, items):
-            return text_ids(task, tokenizer, [prefix + t for t in items])
+            return compact_ids(lambda batch: text_ids(task, tokenizer, batch), (prefix + t for t in items))
 
         def enc(split: IRSplit):
             qids, dids = list(split.queries), list(split.corpus)
@@ -401,16 +403,15 @@ class Retrieval:
                 "ignore_identical_ids": split.ignore_identical_ids,
             }
 
-        q = texts(task.options.query_prefix, [p["query"] for p in data.train])
-        d = texts(task.options.document_prefix, [p["document"] for p in data.train])
-        train = [
-            {"query": a, "doc": b, "doc_id": p["doc_id"], "doc_key": input_key(b)}
-            for a, b, p in zip(q, d, data.train)
-        ]  # a copy of a positive is the same id or the same input, as truncated (`heads.info_nce`)
+        ids = {
+            "query": texts(task.options.query_prefix, (p["query"] for p in data.train)),
+            "doc": texts(task.options.document_prefix, (p["document"] for p in data.train)),
+        }  # a copy of a positive is the same id or the same input, as truncated (`heads.info_nce`)
+        keys = {"doc_id": [p["doc_id"] for p in data.train], "doc_key": input_keys(ids["doc"])}
         if data.train and NEGATIVE in data.train[0]:  # triplets, one in every row (`ir_negatives`)
-            n = texts(task.options.document_prefix, [p[NEGATIVE] for p in data.train])
-            for f, neg in zip(train, n):
-                f.update({NEGATIVE: neg, "negative_key": input_key(neg)})
+            ids[NEGATIVE] = texts(task.options.document_prefix, (p[NEGATIVE] for p in data.train))
+            keys["negative_key"] = input_keys(ids[NEGATIVE])
+        train = CompactFeatures(ids, keys)
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
