@@ -23,7 +23,6 @@ up. What is computed from the records (LR selection, family means, paired tests)
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import time
@@ -49,6 +48,7 @@ from encoderlab.eval.summarypage import write_summary
 from encoderlab.eval.taskruns import STUDY_FILE, capped_task, check_decay, check_grid, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.eval.tasks.hubcommits import commits_read
+from encoderlab.eval.tasks.splits import repr_sha256
 from encoderlab.model.fingerprint import fingerprint
 from encoderlab.words import count, lr_text, noun
 
@@ -395,8 +395,8 @@ def _prepared_task(spec: Task, em: EvalModel) -> LoadedTask:
     loaded = loaded.for_model(em.positions)  # a concrete max_length, in the key below
     # The examples themselves are in the key: the same task name can hold other data (another cache
     # folder, a re-fetched asset), and a stale hit would score the wrong examples.
-    train = hashlib.sha256(repr(data.train).encode()).hexdigest()
-    examples = hashlib.sha256(repr((train, data.val, data.tests)).encode()).hexdigest()
+    train = repr_sha256(data.train)  # the one-shot repr's digest, taken in pieces
+    examples = repr_sha256((train, data.val, data.tests))
     key = (loaded.signature(), tokenizer_hash(tokenizer), examples)
     if key not in _PREPARED:
         if len(_PREPARED) >= 4:

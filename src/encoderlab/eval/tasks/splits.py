@@ -335,6 +335,44 @@ def _json_chunks(part):
     yield "]"
 
 
+def repr_sha256(obj) -> str:
+    """`hashlib.sha256(repr(obj).encode()).hexdigest()`, the text fed in pieces (`_repr_chunks`), so the
+    digest is the one-shot text's. Why: `protocol._prepared_task` keys its cache by the repr of a task's
+    examples, and for 300,000 training pairs that text and its bytes were two more copies of the pairs'
+    texts, alive at once just before they are tokenised."""
+    h = hashlib.sha256()
+    for chunk in _repr_chunks(obj):
+        h.update(chunk.encode())
+    return h.hexdigest()
+
+
+def _repr_chunks(obj) -> Iterable[str]:
+    """`repr(obj)` in pieces: lists, tuples, dicts and dataclasses with their generated repr (an
+    `IRSplit`) one element (field) at a time, anything else whole; their concatenation is `repr(obj)`."""
+    if type(obj) in (list, tuple) and (type(obj) is list or len(obj) != 1):
+        opening, closing = ("[", "]") if type(obj) is list else ("(", ")")
+        yield opening
+        for i, item in enumerate(obj):
+            yield from ((", ",) if i else ())
+            yield from _repr_chunks(item)
+        yield closing
+    elif type(obj) is dict:
+        yield "{"
+        for i, (key, value) in enumerate(obj.items()):
+            yield (", " if i else "") + repr(key) + ": "
+            yield from _repr_chunks(value)
+        yield "}"
+    elif dataclasses.is_dataclass(obj) and hasattr(type(obj).__repr__, "__wrapped__"):  # generated repr
+        yield type(obj).__qualname__ + "("
+        shown = [f for f in dataclasses.fields(obj) if f.repr]
+        for i, f in enumerate(shown):
+            yield (", " if i else "") + f.name + "="
+            yield from _repr_chunks(getattr(obj, f.name))
+        yield ")"
+    else:
+        yield repr(obj)
+
+
 def _hashed(split: IRSplit) -> dict:
     """A split's fields for `data_hash`; `ignore_identical_ids` only where set (BEIR task files, whose
     scores it changes), so the other retrieval tasks keep their hash and their cached scores."""
