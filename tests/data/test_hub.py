@@ -127,11 +127,15 @@ def test_hub_sources_that_share_a_file_are_refused(hub):
     assert len({d.source for d in mix_documents([first, span, dump])}) == 3  # disjoint files mix
 
 
-def test_an_out_inside_a_hub_mirror_is_refused_before_anything_is_written(hub):
+def test_an_out_inside_a_hub_mirror_is_refused_before_anything_is_written(hub, tmp_path, monkeypatch):
     """The `default` config reads `data/*/*`: an --out there was read back as the corpus, which ended
-    in "streams as 2 shards but lists 1 files" after the temporary folder had been written."""
+    in "streams as 2 shards but lists 1 files" after the temporary folder had been written. The check
+    then opened the mirror through `datasets` first, which left a lock file in its cache under HF_HOME."""
+    from tests.reliability.treestate import assert_unchanged, world_state
+
     repo = hub / "datasets" / FINEWEB_EDU
-    before = sorted(repo.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path, hub)  # the mirror, the working folder and the Hugging Face caches
     cfg = PrepareConfig(
         sources=(SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="default"),),
         tokenizer=EUROBERT,
@@ -141,7 +145,7 @@ def test_an_out_inside_a_hub_mirror_is_refused_before_anything_is_written(hub):
         UserError, match=r"^--out .*data/p is, contains or lies inside the source .*fineweb-edu;"
     ):
         prepare(cfg, repo / "data" / "p", workers=1, progress=False)
-    assert sorted(repo.rglob("*")) == before
+    assert_unchanged(before)
 
 
 def test_bad_hub_configs_splits_and_fields_are_one_line(hub, monkeypatch):

@@ -48,6 +48,7 @@ import importlib
 import logging
 import os
 import re
+import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -417,9 +418,11 @@ def _resolve(
         fix = f"check the network, or mirror the dataset and set {HUB_DATA_ENV}"
         reach_hub(hub_id, "dataset", "hub dataset", fix, pinned)
     at = {"revision": pinned} if pinned else {}  # unpinned: the call as before pinning existed
-    try:
-        with quiet_hub():
-            builder = datasets.load_dataset_builder(location, config, data_dir=data_dir, **at)
+    try:  # a builder takes a lock file in its cache folder and leaves it: a passing one, not the cache's
+        with quiet_hub(), tempfile.TemporaryDirectory(prefix="encoderlab-resolve-") as scratch:
+            builder = datasets.load_dataset_builder(
+                location, config, data_dir=data_dir, cache_dir=scratch, **at
+            )
     except ValueError as exc:  # an unknown config lists the valid ones
         raise UserError(f"hub dataset '{hub_id}': {first_line(exc)}; fix #hf_config") from None
     except Exception as exc:  # the hub raises many types; all mean "cannot get this dataset"
