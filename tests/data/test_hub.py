@@ -215,3 +215,27 @@ def test_prepare_streams_fineweb_edu_through_eurobert_into_uint32(hub, tmp_path)
         "local",
     )
     assert json.loads(json.dumps(meta)) == meta  # plain JSON
+
+
+def test_a_study_out_inside_a_hub_mirror_it_reads_is_refused_before_anything_is_written(
+    hub, tmp_path, monkeypatch
+):
+    """`study run` checked its --out against its sources' locations, and `hf:OWNER/NAME` is no path: a study
+    folder inside the mirror it reads was made, and refused only when its prepare node ran."""
+    import dataclasses
+
+    from tests.reliability.treestate import assert_unchanged, world_state
+    from tests.study.fake_study import backend, small_spec
+
+    from encoderlab.study.runner import run_study
+
+    spec = small_spec()
+    data = dataclasses.replace(spec.data[0], corpus=(f"hf:{FINEWEB_EDU}#hf_config=default",))
+    repo = hub / "datasets" / FINEWEB_EDU
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path, hub)
+    with pytest.raises(
+        UserError, match=r"^--out .*data/s is, contains or lies inside the source .*fineweb-edu;"
+    ):
+        run_study(dataclasses.replace(spec, data=(data,)), repo / "data" / "s", backend(), progress=False)
+    assert_unchanged(before)

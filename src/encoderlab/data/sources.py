@@ -55,7 +55,7 @@ from encoderlab.data.filekinds import (
     written_folder,
 )
 from encoderlab.data.filereaders import Document, read_file  # noqa: F401 (Document: re-exported)
-from encoderlab.data.hub import check_revision, is_commit, mirror_root, resolve_dataset
+from encoderlab.data.hub import check_revision, is_commit, mirror_root, resolve_dataset, well_formed_hub_id
 from encoderlab.data.hubread import read_hub_documents
 from encoderlab.data.mirrorpin import read_unpinned, verified_commit
 from encoderlab.data.shard import Shard
@@ -359,6 +359,16 @@ def local_paths(sources) -> list[Path]:
         files += [Path(ds.location)] if ds is not None and ds.location != ds.hub_id else []
         files += [Path(p) for p in d["files"]] if ds is None else []
     return files + [Path(s.location) for s in sources if Path(s.location).is_dir()]
+
+
+def mirror_folders(sources) -> list[Path]:
+    """The mirror folders (`ENCODERLAB_HUB_DATA`) of the hub sources among `sources` that have one here, from
+    the variable alone: nothing opened (`datasets` leaves a lock in its cache), no hub asked, nothing refused
+    (a missing mirror is refused where the source is read). For a command that reads the sources later (`study
+    run`): its --out must lie outside them, checked before it writes anything."""
+    root = mirror_root()
+    hubs = [s.location[3:] for s in map(expand, sources) if s.location.startswith("hf:")]
+    return [root / h for h in hubs if root is not None and well_formed_hub_id(h) and (root / h).is_dir()]
 
 
 def fixed_on_hub(cfg: SourceConfig) -> bool:

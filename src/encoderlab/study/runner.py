@@ -420,9 +420,11 @@ def run_study(
 def check_study_out(spec: StudySpec, study_dir: Path) -> Path:
     """Refuse, touching nothing, what `outdir.check_output` refuses, for the Python API too. A folder holding
     only the lock (or its temporary file) is a study in (or killed in) its checks, before its marker."""
-    from encoderlab.study.needs import corpus_locations
+    from encoderlab.data.sources import mirror_folders
+    from encoderlab.study.needs import corpus_locations, corpus_sources
 
     read = [c for d in spec.data for c in corpus_locations(d.corpus)]
+    read += [m for d in spec.data for m in mirror_folders(corpus_sources(d.corpus))]  # "hf:..." is no path
     read += [d.prepared for d in spec.data if d.prepared]
 
     def ours(folder: Path) -> bool:  # also study folders from before the ownership marker
