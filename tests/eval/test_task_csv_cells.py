@@ -192,3 +192,16 @@ def test_a_utf16_file_is_told_to_be_converted_from_utf16(tmp_path, monkeypatch):
             task_from_file(path)
         with pytest.raises(UserError, match=r"`iconv -f utf-16 -t utf-8 train\.tsv > utf8-train\.tsv`$"):
             task_from_file(path)
+
+
+def test_a_refused_hub_mirror_csv_leaves_no_lock_in_the_datasets_cache(tmp_path, monkeypatch):
+    """Its files were listed through a `datasets` builder, which took a lock file in its cache (HF_HOME/datasets)
+    and left it there: the refusal that followed left it behind."""
+    from tests.reliability.treestate import assert_unchanged, world_state
+
+    paths = _both(tmp_path, monkeypatch, "review,stars,stars", _twice(_rows(24, 0)), _twice(_rows(12, 100)))
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path)
+    with pytest.raises(UserError, match=r"^cannot load me/reviews: .*header names the column 'stars' twice"):
+        task_from_file(paths["hub"])
+    assert_unchanged(before)

@@ -403,6 +403,15 @@ def import_datasets():
     return datasets
 
 
+def listing_builder(datasets, path: str, *args, **kwargs):
+    """`datasets.load_dataset_builder(path, ...)` for its config alone (data files, builder name, options), with
+    a temporary cache folder, removed on return: a builder takes a lock file in its cache folder and leaves it
+    there, so a refusal that followed a listing (an --out inside the mirror, a mirror's bad CSV header) left one
+    in HF_HOME/datasets or the caller's cache. Nothing is prepared through it, so nothing is lost."""
+    with tempfile.TemporaryDirectory(prefix="encoderlab-listing-") as scratch:
+        return datasets.load_dataset_builder(path, *args, **(kwargs | {"cache_dir": scratch}))
+
+
 @functools.cache
 def _resolve(
     hub_id: str,
@@ -418,11 +427,9 @@ def _resolve(
         fix = f"check the network, or mirror the dataset and set {HUB_DATA_ENV}"
         reach_hub(hub_id, "dataset", "hub dataset", fix, pinned)
     at = {"revision": pinned} if pinned else {}  # unpinned: the call as before pinning existed
-    try:  # a builder takes a lock file in its cache folder and leaves it: a passing one, not the cache's
-        with quiet_hub(), tempfile.TemporaryDirectory(prefix="encoderlab-resolve-") as scratch:
-            builder = datasets.load_dataset_builder(
-                location, config, data_dir=data_dir, cache_dir=scratch, **at
-            )
+    try:
+        with quiet_hub():
+            builder = listing_builder(datasets, location, config, data_dir=data_dir, **at)
     except ValueError as exc:  # an unknown config lists the valid ones
         raise UserError(f"hub dataset '{hub_id}': {first_line(exc)}; fix #hf_config") from None
     except Exception as exc:  # the hub raises many types; all mean "cannot get this dataset"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from encoderlab.data.hub import listing_builder
 from encoderlab.eval.tasks.hubsource import HubSource
 from encoderlab.eval.tasks.localfiles import csv_options
 
@@ -24,7 +25,7 @@ def mirror_options(
     (`localfiles.csv_options`), their headers checked first: a mirror was read with pandas' defaults,
     so a column named twice, `00123` read as 123, a class named N/A and a TSV text opening a quote
     passed there unsaid. `fix`: what a refusal says to do (`SNAPSHOT_FIX` for the hub cache's snapshot)."""
-    builder = datasets.load_dataset_builder(path, **kwargs)
+    builder = listing_builder(datasets, path, **kwargs)  # its config alone: no lock left in the cache
     by_split = {str(s): [Path(f) for f in fs] for s, fs in builder.config.data_files.items()}
     files = [f for split_files in by_split.values() for f in split_files]
     state = {"description": mirror_state(files)}
