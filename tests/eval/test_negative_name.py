@@ -18,6 +18,7 @@ USERS = (
     "eval/tasks/beir.py",
     "eval/tasks/irpairs.py",
     "eval/tasks/custom.py",
+    "eval/tasks/custom_examples.py",
     "eval/tasks/custom_family.py",
     "eval/tasks/custom_rows.py",
     "study/evalcount.py",

@@ -223,7 +223,7 @@ def test_a_task_load_sorts_its_rows_into_file_order_once(tmp_path, monkeypatch, 
     """Every row's place was sorted into file order again for each use: sc twice, tc three times, qa and
     ir four times (a check of every row, then each split's ids), each sort of a million rows taking
     seconds. One sort now serves them all (a split's rows in it are in their file's order)."""
-    from encoderlab.eval.tasks import custom, rowplaces
+    from encoderlab.eval.tasks import custom_examples, rowplaces
 
     real, sorts = rowplaces.file_order, []
 
@@ -232,7 +232,7 @@ def test_a_task_load_sorts_its_rows_into_file_order_once(tmp_path, monkeypatch, 
         return real(places, splits)
 
     monkeypatch.setattr(rowplaces, "file_order", counted)
-    monkeypatch.setattr(custom, "file_order", counted)
+    monkeypatch.setattr(custom_examples, "file_order", counted)
     _jsonl(tmp_path / "train.jsonl", rows(ROWS))
     _jsonl(tmp_path / "test.jsonl", rows(ROWS)[:4])
     spec = {"family": family, "allow_overlap": True, "data": {"train": "train.jsonl", "test": "test.jsonl"}}

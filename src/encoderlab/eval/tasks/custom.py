@@ -11,8 +11,8 @@ column, a label outside the label set, an empty split, or an example in two spli
 naming the file. Local files and hub datasets both go through `datasets.load_dataset`, and a
 missing validation split is cut from train as EncodEval does (`train_test_split`, seed 42), so a
 file task behaves like a built-in one; `test_fraction` cuts a test split from train first (the `data:`
-section and the reading of its splits are `custom_data.py`'s). The task's `data_version` is a hash of its loaded
-examples, so the results cache (keyed by the task signature) never reuses scores computed on
+section and the reading of its splits are `custom_data.py`'s; the rows read and checked as examples,
+`custom_examples.py`'s). The task's `data_version` is a hash of its loaded examples, so the results cache (keyed by the task signature) never reuses scores computed on
 other data; the loaded examples are kept and handed to the protocol by the task's loader.
 """
 
@@ -29,66 +29,26 @@ from pathlib import Path
 from encoderlab.config import coerce, from_dict, read_mapping, unknown_fields
 from encoderlab.errors import UserError
 from encoderlab.eval.metrics import non_iob_tag
-from encoderlab.eval.spec import (
-    NEGATIVE,
-    FinetuneConfig,
-    HubRepo,
-    Inputs,
-    PairSCOptions,
-    Task,
-    TaskData,
-)
+from encoderlab.eval.spec import FinetuneConfig, HubRepo, Inputs, PairSCOptions, Task
 from encoderlab.eval.tasks.beir import beir_data, beir_hub_id
-from encoderlab.eval.tasks.custom_data import (
-    SPLITS,
-    DataSpec,
-    load_splits,
-    refuse_negative_ids,
-    require_named_columns,
-    require_train_negatives,
-)
+from encoderlab.eval.tasks.custom_data import DataSpec, load_splits
+from encoderlab.eval.tasks.custom_examples import examples, required_columns
 from encoderlab.eval.tasks.custom_family import (
-    BINARY_F1,
-    COLUMNS,
     FAMILIES,
     METRICS,
-    OPTIONAL_COLUMNS,
     REGRESSION_METRICS,
     check_binary_f1,
     check_family,
     check_foreign_fields,
-    check_positive_named,
     columns_of,
+    family_metrics,
     kind_hint,
     of_other_family,
     options_of,
     qa_metric,
 )
-from encoderlab.eval.tasks.custom_labels import (
-    check_classes,
-    check_iob2,
-    check_scored_sizes,
-    class_of,
-    converter,
-    label_kind,
-    label_set,
-    reads_ids,
-    refuse_hidden_labels,
-    tc_shape,
-    written,
-)
-from encoderlab.eval.tasks.custom_rows import (
-    ir_eval_split,
-    ir_pairs,
-    ir_row,
-    qa_examples,
-    qa_row,
-    require_answers,
-)
-from encoderlab.eval.tasks.hublayout import class_names
+from encoderlab.eval.tasks.custom_rows import require_answers
 from encoderlab.eval.tasks.localfiles import task_files
-from encoderlab.eval.tasks.paper import rows
-from encoderlab.eval.tasks.rowplaces import RowPlaces, check_rows, file_order
 from encoderlab.eval.tasks.splits import (
     check_overlap,
     cut_validation,
@@ -162,7 +122,7 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(f"{where}: name {spec.name!r} may hold only ASCII letters, digits, '.', '_' and '-'")
     _check_template(spec, where)
     _check_columns(spec, where)
-    metrics = _metrics(spec)
+    metrics = family_metrics(spec.family, spec.options)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if value is not None and value not in metrics:
             other = kind_hint(spec.family, spec.options, value) or of_other_family(
@@ -256,121 +216,6 @@ def _check_columns(spec: TaskSpec, where: str) -> None:
             )
 
 
-def _metrics(spec: TaskSpec) -> tuple[str, ...]:
-    """The scores a task file may select by (the first is the default): its family's, or for an sc
-    task a regression's, and micro-F1 besides the others for a multi-label one."""
-    kind = label_kind(spec.options) if spec.family in ("sc", "pair-sc") else "one"
-    if kind == "regression":
-        return REGRESSION_METRICS
-    if kind == "multilabel":  # no one positive class: its F1s are over every label
-        return (*(m for m in METRICS[spec.family] if m != BINARY_F1), "micro_f1")
-    return METRICS[spec.family]
-
-
-# ----------------------------------------------------------------------------- examples
-
-
-def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> TaskData:
-    optional_named = {f: spec.columns[f] for f in OPTIONAL_COLUMNS.get(spec.family, ()) if f in spec.columns}
-    require_named_columns(found, places, optional_named, where)
-    if spec.family == "ir":
-        require_train_negatives(found, places, spec.columns.get(NEGATIVE), where)
-        refuse_negative_ids(found, places, where)
-    col = {f: spec.columns.get(f, f) for f in columns_of(spec.family)}
-    required = _required(spec)  # every split holds them (`load_splits`)
-    optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]
-    back = {c: f for f, c in col.items()}
-    # Optional columns (QA and IR ids) are read where a split has them: one file may lack them (a
-    # ValueError traceback when train had them), its ids then default to row numbers or text hashes.
-    raw = {
-        s: [
-            {back[c]: v for c, v in r.items()}
-            for r in rows(found[s], (*required, *(c for c in optional if c in found[s].column_names)))
-        ]
-        for s in SPLITS
-    }
-    if spec.family in ("sc", "pair-sc", "tc"):
-        return _labelled(spec, found, raw, places, col, where)
-    every = file_order(places, SPLITS)  # one sort of every row (was four: a million rows, seconds each)
-    check_rows(qa_row if spec.family == "qa" else ir_row, raw, places, every, where)
-    at = {s: _row_where(places[s], s, where) for s in SPLITS}
-    order = {s: [i for t, i in every if t == s] for s in SPLITS}  # ids checked in file order
-    if spec.family == "qa":
-        counts: dict = {}
-        parts = {s: qa_examples(raw[s], s, counts, where, at[s], order[s]) for s in SPLITS}
-        return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, counts)
-    # Evaluation corpora hold the split's documents only (judged-only, as the built-in IR tasks).
-    evals = {s: ir_eval_split(raw[s], s, at[s], order[s]) for s in ("validation", "test")}
-    return TaskData(
-        ir_pairs(raw["train"], at["train"], order["train"]), evals["validation"], {"test": evals["test"]}
-    )
-
-
-def _labelled(
-    spec: TaskSpec, found: dict, raw: dict, places: dict[str, RowPlaces], col: dict, where: str
-) -> TaskData:
-    """An sc, pair-sc or tc task's examples from its rows (`raw`, our field names; `col`: field -> column).
-    Rows are checked in file order (`file_order`), so a refusal names the first bad row of the data even
-    where validation was cut from train and shuffled; the examples keep their split's order."""
-    field_ = "label" if spec.family != "tc" else "tags"
-    label_col, kind = col[field_], label_kind(spec.options)
-    raw = _label_cells(spec.labels is not None, found, raw, places, (field_, label_col), where)
-    names = class_names(found["train"], label_col)
-    order = file_order(places, SPLITS)  # sorted once: a split's rows in it are in its file order
-    if spec.family == "tc":  # before the tag set is read from train's cells
-        check_rows(tc_shape, raw, places, order, where)
-    in_train = [i for s, i in order if s == "train"]
-    cells = [raw["train"][i][field_] for i in in_train]  # an example a refusal gives names its split and line
-    at = lambda k: places["train"].of("train", in_train[k])  # noqa: E731
-    labels = label_set(spec.labels, spec.family, kind, names, cells, label_col, where, at)
-    if spec.labels is None:
-        named = names is not None
-    else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them
-        values = [raw[s][i][field_] for s, i in order]
-        named = reads_ids(labels, values, label_col, where, lambda k: places[order[k][0]].of(*order[k]))
-    convert = converter(spec.family, labels, named, kind)
-    parts: dict[str, list] = {s: [None] * len(raw[s]) for s in SPLITS}
-    # a row's problem names its split and line (a tag only in test: "not in the label set")
-    for s, i in order:
-        parts[s][i] = convert(raw[s][i], f"{where}: {places[s].of(s, i)}")
-    check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
-    # the metric as `task_from_file` resolves it (the family's default where the file names none)
-    scored_by = {spec.metric or _metrics(spec)[0], spec.finetune.select_metric}
-    check_positive_named(labels, spec.labels is None and names is None, spec.options, scored_by, where)
-    if spec.family == "tc" and "entity_f1" in scored_by:
-        check_iob2(parts, labels, places, order, where)
-    check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
-    return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
-
-
-def _required(spec: TaskSpec) -> tuple[str, ...]:
-    """The columns every split of the task must hold: its family's fields, as `columns:` names them."""
-    return tuple(spec.columns.get(f, f) for f in COLUMNS[spec.family])
-
-
-def _label_cells(
-    given: bool, found: dict, raw: dict, places: dict, fields: tuple[str, str], where: str
-) -> dict:
-    """{split: rows} with the label cells (`fields`: the field and its column) as the label checks read
-    them: a CSV's as written (numbers only where plainly so); a class-label column's checked for -1,
-    and with `labels:` `given`, its ids as its class names."""
-    field_, column = fields
-    out = dict(raw)
-    for s in SPLITS:
-        if found[s].info.builder_name == "csv":
-            out[s] = [{**r, field_: written(r[field_])} for r in raw[s]]
-        elif (own := class_names(found[s], column)) is not None:  # -1 was read as a class id, unsaid
-            refuse_hidden_labels(s, [r[field_] for r in raw[s]], places[s], column, where)
-            if given:  # ids were read as positions in `labels:`: reordered, B-PER was read as B-LOC, unsaid
-                out[s] = [{**r, field_: class_of(r[field_], own)} for r in raw[s]]
-    return out
-
-
-def _row_where(places: RowPlaces, split: str, where: str):
-    """Row i of `split` as a refusal of it names it."""
-    return lambda i: f"{where}: {places.of(split, i)}"
-
-
 # ----------------------------------------------------------------------------- tasks
 
 
@@ -430,7 +275,7 @@ def _task_from_file(path: Path) -> Task:
         {**spec.options, **({"template": spec.template} if spec.template else {})},
         f"{where}: options",
     )
-    metric = spec.metric or _metrics(spec)[0]
+    metric = spec.metric or family_metrics(spec.family, spec.options)[0]
     if spec.family == "qa":
         metric = qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
     if spec.data.beir is not None:  # BEIR's corpus, queries and qrels: one reader for a folder or a hub id
@@ -439,8 +284,8 @@ def _task_from_file(path: Path) -> Task:
         query = (
             spec.columns.get("query", "query") if spec.family == "ir" else None
         )  # a query's rows: one side
-        found, places = load_splits(spec.data, path.parent, _required(spec), where, query)
-        data = _examples(spec, found, places, where)
+        found, places = load_splits(spec.data, path.parent, required_columns(spec), where, query)
+        data = examples(spec, found, places, where)
         if places["validation"].from_train:  # noted where too small to pick an LR by (`cut_validation_note`)
             data = cut_validation(data)
         # a hub split of the other part (`data.splits: {test: validation}`) is noted (`read_across`)

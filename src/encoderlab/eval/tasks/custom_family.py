@@ -85,6 +85,17 @@ MRPC and QQP, `evaluate`'s `f1` and scikit-learn's `f1_score` default (`average=
 those users write it; a multi-label task has no one positive class, so it is not among its metrics."""
 
 
+def family_metrics(family: str, options: dict) -> tuple[str, ...]:
+    """The scores a task file of this family and `options:` may select by (the first is the default): its
+    family's, or for an sc task a regression's, and micro-F1 besides the others for a multi-label one."""
+    kind = label_kind(options) if family in ("sc", "pair-sc") else "one"
+    if kind == "regression":
+        return REGRESSION_METRICS
+    if kind == "multilabel":  # no one positive class: its F1s are over every label
+        return (*(m for m in METRICS[family] if m != BINARY_F1), "micro_f1")
+    return METRICS[family]
+
+
 def kind_hint(family: str, options: dict, metric: str) -> str:
     """' (...: add `options: {regression: true}`)' for an sc or pair-sc metric that only another label kind
     reports (pearson of a regression, micro_f1 of a multi-label task): the line listed the task's metrics
