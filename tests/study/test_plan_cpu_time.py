@@ -182,6 +182,25 @@ def test_a_shape_whose_step_fails_is_a_question_mark_with_its_reason(no_cuda, mo
     assert next(x for x in text.splitlines() if x.startswith("clm ")).split()[7] == "?"
 
 
+def test_the_device_line_counts_only_the_shapes_it_timed(no_cuda):
+    """The line said "3 optimizer steps of each of its 2 training shapes" where one shape's probe failed and
+    its run was left out of the total: it counts the shapes the total is of, the failed one named as `?`."""
+
+    def fail_clm(cfg):
+        if cfg.phases[0].objective.tag == "clm":
+            raise RuntimeError("DefaultCPUAllocator: not enough memory")
+        return _rate(1.0)(cfg)
+
+    spec = get_study("paper1-pfs", "demo")
+    both = cputime.plan_device(spec, pretraining(spec), measure=_rate(1.0))
+    device = cputime.plan_device(spec, pretraining(spec), measure=fail_clm)
+    assert device.time.shapes == both.time.shapes - 1  # the failed clm shape left out
+    line = device.line()
+    assert f"{cputime.PROBE_STEPS} optimizer steps of its one training shape timed after " in line
+    assert f"each of its {both.time.shapes} training shapes timed after " in both.line()
+    assert "not timed (`?`): clm (its training shape failed in the probe (RuntimeError: " in line
+
+
 def test_each_shape_is_measured_on_one_thread_and_the_threads_given_back(no_cuda):
     """CPU time adds up over runs at one thread each, and several threads on a loaded machine wait on each
     other (a plan under load said 53 h of a study expected at ~2 h 45 min): the probe measures on one, whatever torch had."""

@@ -98,7 +98,8 @@ class CpuTime:
     high: float
     """The same at each shape's slowest."""
     shapes: int
-    """Training shapes probed."""
+    """Training shapes timed: those of the runs timed, whose median steps the total is of (a shape whose
+    probe failed, or one only of runs left `?` for another's, is not)."""
     untimed: dict[str, str] = dataclasses.field(default_factory=dict)
     """Model id -> why its `seconds` are None, in words (`UNTIMED_OUTSIDE`, or its shape's failed probe)."""
     load: float | None = None
@@ -206,7 +207,9 @@ def estimate(
         low += sum(part * fast for part, (fast, _) in parts)
         high += sum(part * slow for part, (_, slow) in parts)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return CpuTime(seconds=seconds, low=low, high=high, shapes=len(rates), untimed=untimed, load=load)
+    # the shapes the total is of: counting every shape probed named a failed one the total leaves out
+    timed = {cfg for model, phases in configs.items() if seconds[model] is not None for _, cfg in phases}
+    return CpuTime(seconds=seconds, low=low, high=high, shapes=len(timed), untimed=untimed, load=load)
 
 
 @contextlib.contextmanager
@@ -314,11 +317,16 @@ class PlanDevice:
         return (
             f"device: this machine's CPU ({self.why}): pretraining ~{duration_text(t.total)} of CPU time "
             f"(range {duration_text(t.low)} to {duration_text(t.high)}), measured here: {PROBE_STEPS} optimizer "
-            f"steps of each of its {t.shapes} training shapes after {PROBE_WARMUP} warm-up, on one CPU thread by "
+            f"steps of {_each_timed(t.shapes)} after {PROBE_WARMUP} warm-up, on one CPU thread by "
             f"the CPU clock{t.load_text()}, each run's tokens at its shape's median "
             "step (range: the fastest and slowest step); validation, checkpoints, data preparation and "
             f"evaluation not timed{left}"
         )
+
+
+def _each_timed(shapes: int) -> str:
+    """`each of its 2 training shapes timed`, `its one training shape timed`: the shapes the line's total is of."""
+    return "its one training shape timed" if shapes == 1 else f"each of its {shapes} training shapes timed"
 
 
 def plan_device(
