@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 
 import pytest
 import torch
@@ -199,6 +200,44 @@ def test_the_device_line_counts_only_the_shapes_it_timed(no_cuda):
     assert f"{cputime.PROBE_STEPS} optimizer steps of its one training shape timed after " in line
     assert f"each of its {both.time.shapes} training shapes timed after " in both.line()
     assert "not timed (`?`): clm (its training shape failed in the probe (RuntimeError: " in line
+
+
+def _every_node_finished(spec, folder) -> None:
+    """`folder` as a study folder of `spec` whose every node `study plan` builds has finished (its marker)."""
+    from encoderlab.study.cli import default_backend
+    from encoderlab.study.graph import build_graph
+    from encoderlab.study.marker import MARKER
+    from encoderlab.study.runner import node_dir
+
+    (folder / "report").mkdir(parents=True)
+    (folder / "report" / "report.md").write_text("the report, written before its node's marker\n")
+    for n in build_graph(spec, default_backend(), pretraining(spec)):
+        result = {"path": "report/report.md"} if n.kind == "report" else {}  # else it runs again
+        marker = {"name": n.name, "kind": n.kind, "key": n.key, "config": {}, "deps": [], "result": result}
+        node_dir(folder, n).mkdir(parents=True)
+        (node_dir(folder, n) / MARKER).write_text(json.dumps(marker))
+
+
+def test_with_nothing_left_to_run_the_probe_times_nothing(no_cuda, monkeypatch, capsys, tmp_path):
+    """`study plan --probe --out` of a study folder with every node finished probed every shape (seconds
+    each) for steps no run will take; it times none and says nothing is left to time."""
+
+    probed = []  # a probe's error is caught as the shape's `?`: the calls are counted instead
+
+    def refuse(cfg):
+        probed.append(cfg)
+        raise AssertionError("a study with nothing left to run was probed")
+
+    spec = get_study("paper1-pfs", "demo")
+    device = cputime.plan_device(spec, pretraining(spec), measure=refuse, finished=True)
+    nothing = "nothing is left to run in the study folder, so nothing is left to time"
+    assert device.time is None and nothing in device.line()
+    monkeypatch.setattr(cputime, "probe", refuse)
+    _every_node_finished(spec, tmp_path / "study")
+    main(["study", "plan", "paper1-pfs", "--scale", "demo", "--probe", "--out", str(tmp_path / "study")])
+    out = capsys.readouterr().out
+    assert f"device: this machine's CPU (no CUDA device is visible here); {nothing}" in out
+    assert CPU_COLUMN not in next(x for x in out.splitlines() if x.startswith("run ")) and probed == []
 
 
 def test_each_shape_is_measured_on_one_thread_and_the_threads_given_back(no_cuda):

@@ -174,7 +174,6 @@ def plan_command(
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
         probe: Runs that train on this CPU: time each training shape here (a few optimizer steps, seconds a shape) for their CPU time (default: the device named, the CPU time not measured, torch not imported).
     """
-    from encoderlab.study import cputime
     from encoderlab.study.absent import resumed_graph
     from encoderlab.study.checks import check_inputs, check_prepared_sources
     from encoderlab.study.data import check_study_folder
@@ -204,7 +203,7 @@ def plan_command(
     if not idle:  # else a --prepared folder is gone, nothing to run: as `study run`, no input is checked
         check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
-    plan = cputime.with_device(plan, trained, cputime.probe if probe else None)  # opt-in: torch, seconds
+    plan = _with_device(plan, trained, probe, out, graph)  # --probe is opt-in: torch, seconds a shape
     print(plan_text(plan))
     if out is not None:
         _folder_notes(spec, plan, out, graph, gone)
@@ -216,6 +215,16 @@ def plan_command(
         print(elsewhere)
     # rows a node would refuse: start models, memory (not for GPUs planned without one), data
     check_runs(spec, out, graph, memory=not elsewhere, trained=trained)
+
+
+def _with_device(plan, trained, probe: bool, out: Path | None, graph):
+    """`plan` with where its runs train (`cputime.with_device`), timed by `cputime.probe` with `--probe`
+    unless the study folder `out` has nothing left to run (`absent.to_run`): no step it would time is left."""
+    from encoderlab.study import cputime
+    from encoderlab.study.absent import to_run
+
+    finished = out is not None and not to_run(out, list(graph))
+    return cputime.with_device(plan, trained, cputime.probe if probe else None, finished)
 
 
 def _hub_lines(spec: StudySpec, out: Path | None, graph) -> None:

@@ -28,6 +28,8 @@ average printed says.
 Probing is opt-in (`study plan --probe`): it imports torch and builds and steps every shape, seconds
 each, where a plan is otherwise a torch-free second or two (docs/benchmarks.md). Without it the plan's
 `device:` line names the CPU, says the CPU time is not measured and how many shapes `--probe` would time.
+A study folder with nothing left to run (`study plan --out`, every node finished) is not probed even with
+`--probe`: its steps would time no step a run will take, and the line says nothing is left to time.
 
 Trade-offs, which the plan's line states: the probe costs a few seconds per shape; three steps give a
 median, and their fastest and slowest give the range printed, which says how noisy the machine was, not how a long run drifts, and the load average
@@ -293,12 +295,20 @@ class PlanDevice:
     shapes: int = 0
     """Training shapes of the CPU runs, which `--probe` times (`probe_configs`)."""
     time: CpuTime | None = None
-    """Their measured CPU time (None: on GPUs, or not probed: `--probe` is opt-in)."""
+    """Their measured CPU time (None: on GPUs, or not probed: `--probe` is opt-in, or nothing is left)."""
+    finished: bool = False
+    """Nothing is left to run in the study folder (`study plan --out`): no run is timed, not even with
+    `--probe`, whose seconds a shape would time steps no run will take."""
 
     def line(self) -> str:
         """The plan's device line, after its GPU figures."""
         if not self.cpu:
             return f"device: GPU ({self.why}); the GPU figures above are this plan's estimate"
+        if self.finished:
+            return (
+                f"device: this machine's CPU ({self.why}); nothing is left to run in the study folder, so "
+                "nothing is left to time (its CPU time not measured)"
+            )
         if self.time is None:
             how = (
                 f"`--probe` times each of its {count(self.shapes, 'training shape')} here "
@@ -330,10 +340,14 @@ def _each_timed(shapes: int) -> str:
 
 
 def plan_device(
-    spec: StudySpec, trained: Iterable[Pretraining], measure: Callable[[RunConfig], StepRate] | None = None
+    spec: StudySpec,
+    trained: Iterable[Pretraining],
+    measure: Callable[[RunConfig], StepRate] | None = None,
+    finished: bool = False,
 ) -> PlanDevice:
     """Where `spec`'s runs train, and their CPU time measured by `measure` (`probe` for `study plan
-    --probe`, or a rate a test gives); None: not measured, torch not imported (the plan's default)."""
+    --probe`, or a rate a test gives); None: not measured, torch not imported (the plan's default).
+    `finished`: nothing is left to run in the study folder, so nothing is measured either way."""
     trained = [p for p in trained if p.config is not None]
     runs = cpu_runs(spec, trained)
     if not runs:
@@ -350,8 +364,8 @@ def plan_device(
     configs = probe_configs(spec, runs)
     shapes = {cfg for phases in configs.values() for _, cfg in phases or ()}
     cpu = tuple(p.model for p in runs)
-    if measure is None:
-        return PlanDevice(cpu=cpu, why=why, shapes=len(shapes))
+    if measure is None or finished:  # finished: a probe would time steps no run will take
+        return PlanDevice(cpu=cpu, why=why, shapes=len(shapes), finished=finished)
     if shapes and on_terminal():  # say why it waits, as a progress bar would: a refusal stays one line
         print(
             f"timing {count(len(shapes), 'training shape')} of the study's runs on this CPU "
@@ -369,11 +383,14 @@ def on_terminal() -> bool:
 
 
 def with_device(
-    plan: StudyPlan, trained: Iterable[Pretraining], measure: Callable[[RunConfig], StepRate] | None = None
+    plan: StudyPlan,
+    trained: Iterable[Pretraining],
+    measure: Callable[[RunConfig], StepRate] | None = None,
+    finished: bool = False,
 ) -> StudyPlan:
-    """`plan` with where its runs train (`plan_device`, timed by `measure` where given), as `study plan`
-    prints it."""
-    return dataclasses.replace(plan, device=plan_device(plan.spec, trained, measure))
+    """`plan` with where its runs train (`plan_device`, timed by `measure` where given and something is
+    left to run: not `finished`), as `study plan` prints it."""
+    return dataclasses.replace(plan, device=plan_device(plan.spec, trained, measure, finished))
 
 
 def duration_text(seconds: float) -> str:
