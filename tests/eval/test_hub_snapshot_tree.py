@@ -19,6 +19,7 @@ from tests.eval.hub_snapshot_fixtures import (
     downloaded_snapshot,
     unchecked_line,
 )
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import load_hub
@@ -205,3 +206,15 @@ def test_a_json_snapshot_lacking_the_card_its_file_list_names_is_refused_as_a_cs
     )
     downloaded_snapshot(cache, "me/json", files, ["README.md"])  # the fix the line names
     assert load_hub(HubSource("me/json"))["train"]["review"] == ["fine"]
+
+
+def test_a_refused_snapshot_leaves_no_lock_in_the_datasets_cache(cache, tmp_path, monkeypatch):
+    # was: `datasets.load_dataset_builder(snapshot)`, read for the kind of its files alone, took a lock
+    # file in the datasets cache and left it there when the snapshot was then refused
+    snapshot = downloaded_snapshot(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"], tree=False)
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path)
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/nocard"))
+    assert str(err.value) == unchecked_line(snapshot, "me/nocard")
+    assert_unchanged(before)

@@ -17,7 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, incomplete_snapshot_error, quiet_hub, transport_errors
+from encoderlab.data.hub import (
+    HF_URL,
+    HUB_DATA_ENV,
+    incomplete_snapshot_error,
+    listing_builder,
+    quiet_hub,
+    transport_errors,
+)
 from encoderlab.data.hubdown import hub_down, note_cached_read, unanswered
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hubcomplete import (
@@ -169,14 +176,14 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread 
             except incomplete_snapshot_error() as exc:  # a LocalEntryNotFoundError: not "no snapshot"
                 folder, cards = exc.snapshot_path, _missing_cards(source, Path(exc.snapshot_path))
         files = {"data_files": kwargs.get("data_files")}  # no card: its configs' names are not known
-        if cards and (kind := datasets.load_dataset_builder(folder, **files).name) in SNAPSHOT_KINDS:
+        if cards and (kind := listing_builder(datasets, folder, **files).name) in SNAPSHOT_KINDS:
             which = f"the dataset card files the repo's file list ({tree_file(Path(folder))}) names"
             refuse_missing(source, Path(folder), cards, which, CARD_HARM)
         if cards:  # another kind: not read from the snapshot (`datasets`' offline path, as before)
             return Unread(_unread_kind(source, Path(folder), kind))
         checked = check_complete(source, kwargs, Path(folder))
         listed = check_tree(source, kwargs, Path(folder))
-        kind = datasets.load_dataset_builder(folder, **kwargs).name
+        kind = listing_builder(datasets, folder, **kwargs).name  # its kind alone: no lock left in the cache
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError) as exc:  # no snapshot, or no files
         if (configs := config_problem(exc, source)) is not None:  # was "Couldn't reach the Hub", offline
             raise UserError(f"cannot load {source.describe()} from {folder}: {configs}") from None
