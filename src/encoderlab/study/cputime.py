@@ -245,8 +245,9 @@ def _measured(measure: Callable[[RunConfig], StepRate], cfg: RunConfig) -> StepR
 
 def _first_line(error: Exception) -> str:
     """An error's message as one line of the plan, long ones cut (a torch error can run to pages)."""
-    lines = str(error).strip().splitlines()
-    line = lines[0].strip() if lines else type(error).__name__
+    from encoderlab.errors import first_line
+
+    line = first_line(error).strip()  # the one reading of a library's message; the cut is the plan's own
     return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 3] + "..."
 
 
