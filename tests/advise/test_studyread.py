@@ -329,3 +329,20 @@ def test_a_short_split_is_read_at_the_share_the_study_asked_for(tmp_path):
         "CLM 26% -> MLM-40",
         "CLM 50% -> MLM-40",
     )
+
+
+@pytest.mark.parametrize("recipe", [["pfs-clm-mlm"], {"name": "pfs-clm-mlm"}])
+def test_a_study_record_whose_recipe_is_no_name_is_not_read(tmp_path, recipe):
+    # was: `recipe in RECIPES` of a hand-edited record's list or mapping, a TypeError traceback; a record
+    # that does not say what a run was asked for is read as none, the steps' shares as before
+    study = tmp_path / "study"
+    write_pretrain_node(
+        study, "clm50/s0", "a" * 64, "pfs-clm-mlm", ["clm_fraction=0.5", "ratio=0.4"], 0, 6.0, steps=31
+    )
+    (study / "graph.json").write_text(
+        json.dumps([{"name": "pretrain/clm50/s0", "kind": "pretrain", "key": "a" * 64}])
+    )
+    run = {"name": "clm50", "recipe": recipe, "params": {"clm_fraction": 0.5}}
+    (study / "study.json").write_text(json.dumps({"name": "hand", "runs": [run]}))
+    (read,) = read_study(study, "val/mlm15")[0]
+    assert read.schedule.name == "CLM 52% -> MLM-40"

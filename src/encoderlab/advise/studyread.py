@@ -126,7 +126,7 @@ def _asked_shares(study: Path) -> dict[str, float]:
         return {}
     asked = {}
     for run in runs if isinstance(runs, list) else ():
-        if not (isinstance(run, dict) and run.get("recipe") in RECIPES):
+        if not (isinstance(run, dict) and isinstance(run.get("recipe"), str) and run["recipe"] in RECIPES):
             continue
         params = run.get("params") if isinstance(run.get("params"), dict) else {}
         share = params.get("clm_fraction", recipe_defaults(run["recipe"]).get("clm_fraction"))
