@@ -770,3 +770,15 @@ def test_an_empty_text_field_is_refused_where_the_source_is_read(tmp_path, capsy
         capsys,
         monkeypatch,
     )
+
+
+def test_mirror_folders_of_sources_none_from_the_hub_read_no_mirror_variable(tmp_path, monkeypatch):
+    # was: ENCODERLAB_HUB_DATA read first, so `study run` of a study of local files alone was refused for a
+    # variable naming a file ("is a file, not a folder"), a mirror it never reads
+    from encoderlab.data.sources import mirror_folders
+
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "not-a-folder"))
+    assert mirror_folders([SourceConfig(location=str(tmp_path / "corpus.jsonl"))]) == []
+    with pytest.raises(UserError, match="is a file, not a folder"):  # a hub source still reads it
+        mirror_folders([SourceConfig(location="hf:someone/corpus")])

@@ -364,10 +364,11 @@ def local_paths(sources) -> list[Path]:
 def mirror_folders(sources) -> list[Path]:
     """The mirror folders (`ENCODERLAB_HUB_DATA`) of the hub sources among `sources` that have one here, from
     the variable alone: nothing opened (`datasets` leaves a lock in its cache), no hub asked, nothing refused
-    (a missing mirror is refused where the source is read). For a command that reads the sources later (`study
+    (a missing mirror is refused where the source is read) but the variable naming a file, read only where a
+    source is a hub one. For a command that reads the sources later (`study
     run`): its --out must lie outside them, checked before it writes anything."""
-    root = mirror_root()
     hubs = [s.location[3:] for s in map(expand, sources) if s.location.startswith("hf:")]
+    root = mirror_root() if hubs else None  # a study of local files alone reads no mirror variable
     return [root / h for h in hubs if root is not None and well_formed_hub_id(h) and (root / h).is_dir()]
 
 
