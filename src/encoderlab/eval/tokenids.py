@@ -47,10 +47,9 @@ class TokenIds(Sequence):
         for chunk in chunks:
             lengths.append(np.fromiter((len(ids) for ids in chunk), dtype=np.int64, count=len(chunk)))
             flat = np.fromiter((t for ids in chunk for t in ids), dtype=np.int64)
+            # no vocabulary comes near int32's range: a guard against a bug, not a refusal of input
             if flat.size and (flat.min() < 0 or flat.max() > INT32_MAX):
-                raise ValueError(
-                    "token ids outside int32"
-                )  # no vocabulary comes near; a guard, not a refusal
+                raise ValueError("token ids outside int32")
             parts.append(flat.astype(np.int32))
         offsets = np.zeros(sum(len(x) for x in lengths) + 1, dtype=np.int64)
         if lengths:
