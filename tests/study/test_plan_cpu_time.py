@@ -287,3 +287,56 @@ def test_a_run_over_several_processes_is_timed_one_rank_at_a_time(no_cuda):
     assert time.total == pytest.approx(
         2 * cputime.plan_device(one, pretraining(one), measure=_rate(0.5)).time.total
     )
+
+
+def _nodes_finished(spec, folder, names) -> None:
+    """`folder` as a study folder of `spec` whose nodes `names` have finished (their markers), no other."""
+    from encoderlab.study.marker import MARKER
+    from encoderlab.study.runner import node_dir
+
+    for n in _graph(spec):
+        if n.name in names:
+            marker = {"name": n.name, "kind": n.kind, "key": n.key, "config": {}, "deps": [], "result": {}}
+            node_dir(folder, n).mkdir(parents=True)
+            (node_dir(folder, n) / MARKER).write_text(json.dumps(marker))
+
+
+def test_a_partly_run_study_folder_probes_only_the_runs_still_to_run(no_cuda, monkeypatch, capsys, tmp_path):
+    """`study plan --probe --out` of a folder where clm's pretraining finished timed clm's shape too, steps
+    a rerun never takes: only the runs still to run are probed (clm25-mlm40 branches from clm but trains
+    mlm40's shape), the finished run's CPU cell is `done`, and the line and the notice count it skipped."""
+    probed = []
+    monkeypatch.setattr(cputime, "probe", lambda cfg: probed.append(cfg) or _rate(1.0)(cfg))
+    monkeypatch.setattr(cputime, "on_terminal", lambda: True)
+    spec = get_study("paper1-pfs", "demo")
+    deps = {d for n in _graph(spec) if n.name == "pretrain/clm" for d in n.deps}  # its data prepared
+    _nodes_finished(spec, tmp_path / "study", {"pretrain/clm", *deps})
+    main(["study", "plan", "paper1-pfs", "--scale", "demo", "--probe", "--out", str(tmp_path / "study")])
+    out, err = capsys.readouterr()
+    assert [cfg.phases[0].objective.tag for cfg in probed] == ["mlm40"]
+    assert "timing 1 training shape of the study's runs on this CPU" in err and "(1 run finished in" in err
+    row = next(x for x in out.splitlines() if x.startswith("clm "))
+    assert row.split()[7] == "done"
+    line = next(x for x in out.splitlines() if x.startswith("device: "))
+    assert "its one training shape timed" in line and line.endswith(
+        "; 1 run finished in the study folder not timed"
+    )
+
+
+def test_a_folder_whose_every_run_is_trained_times_none(no_cuda, tmp_path):
+    """Every run's pretraining finished (its evaluation still to run): no shape is left to time."""
+    spec = get_study("paper1-pfs", "demo")
+    models = frozenset(p.model for p in pretraining(spec))
+    device = cputime.plan_device(
+        spec, pretraining(spec), measure=lambda cfg: pytest.fail("a finished run was probed"), done=models
+    )
+    assert device.time is None and device.shapes == 0
+    assert "finished in the study folder, so no run is left to time" in device.line()
+
+
+def _graph(spec):
+    """The graph `study plan` builds of `spec`."""
+    from encoderlab.study.cli import default_backend
+    from encoderlab.study.graph import build_graph
+
+    return build_graph(spec, default_backend(), pretraining(spec))

@@ -172,7 +172,7 @@ def plan_command(
         out: A study folder whose prepared data gives exact token counts (default: estimates; a folder
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
-        probe: Runs that train on this CPU: time each training shape here (a few optimizer steps, seconds a shape) for their CPU time (default: the device named, the CPU time not measured, torch not imported).
+        probe: Runs that train on this CPU: time each training shape here (a few optimizer steps, seconds a shape) for their CPU time; of a --out folder, only the runs still to run (default: the device named, the CPU time not measured, torch not imported).
     """
     from encoderlab.study.absent import resumed_graph
     from encoderlab.study.checks import check_inputs, check_prepared_sources
@@ -219,12 +219,17 @@ def plan_command(
 
 def _with_device(plan, trained, probe: bool, out: Path | None, graph):
     """`plan` with where its runs train (`cputime.with_device`), timed by `cputime.probe` with `--probe`
-    unless the study folder `out` has nothing left to run (`absent.to_run`): no step it would time is left."""
+    unless the study folder `out` has nothing left to run (`absent.to_run`): no step it would time is left;
+    of a folder partly run, the runs whose pretraining node finished there are not timed."""
     from encoderlab.study import cputime
     from encoderlab.study.absent import to_run
 
-    finished = out is not None and not to_run(out, list(graph))
-    return cputime.with_device(plan, trained, cputime.probe if probe else None, finished)
+    left = to_run(out, list(graph)) if out is not None else list(graph)
+    pending = {n.name for n in left}
+    done = frozenset(n.name.split("/", 1)[1] for n in graph if n.kind == "pretrain" and n.name not in pending)
+    return cputime.with_device(
+        plan, trained, cputime.probe if probe else None, out is not None and not left, done
+    )
 
 
 def _hub_lines(spec: StudySpec, out: Path | None, graph) -> None:

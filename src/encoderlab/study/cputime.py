@@ -29,7 +29,10 @@ Probing is opt-in (`study plan --probe`): it imports torch and builds and steps 
 each, where a plan is otherwise a torch-free second or two (docs/benchmarks.md). Without it the plan's
 `device:` line names the CPU, says the CPU time is not measured and how many shapes `--probe` would time.
 A study folder with nothing left to run (`study plan --out`, every node finished) is not probed even with
-`--probe`: its steps would time no step a run will take, and the line says nothing is left to time.
+`--probe`: its steps would time no step a run will take, and the line says nothing is left to time. In a
+study folder partly run, only the runs still to run are timed (`done`: a run whose pretraining finished
+there is not trained again), the shapes counted theirs; the line says how many finished runs were left out,
+and their CPU column `done`, not a time the study will not spend.
 
 Trade-offs, which the plan's line states: the probe costs a few seconds per shape; three steps give a
 median, and their fastest and slowest give the range printed, which says how noisy the machine was, not how a long run drifts, and the load average
@@ -300,6 +303,13 @@ class PlanDevice:
     finished: bool = False
     """Nothing is left to run in the study folder (`study plan --out`): no run is timed, not even with
     `--probe`, whose seconds a shape would time steps no run will take."""
+    done: tuple[str, ...] = ()
+    """Model ids of the CPU runs whose pretraining finished in the study folder: not timed, not counted in
+    `shapes` (a rerun trains them no more)."""
+
+    def _done_text(self) -> str:
+        """`; 2 runs finished in the study folder not timed`, or "" when none is."""
+        return f"; {count(len(self.done), 'run')} finished in the study folder not timed" if self.done else ""
 
     def line(self) -> str:
         """The plan's device line, after its GPU figures."""
@@ -310,6 +320,11 @@ class PlanDevice:
                 f"device: this machine's CPU ({self.why}); nothing is left to run in the study folder, so "
                 "nothing is left to time (its CPU time not measured)"
             )
+        if len(self.done) == len(self.cpu):
+            return (
+                f"device: this machine's CPU ({self.why}); the pretraining of its {count(len(self.done), 'run')} "
+                "finished in the study folder, so no run is left to time (its CPU time not measured)"
+            )
         if self.time is None:
             how = (
                 f"`--probe` times each of its {count(self.shapes, 'training shape')} here "
@@ -319,12 +334,16 @@ class PlanDevice:
             )
             return (
                 f"device: this machine's CPU ({self.why}); its CPU time not measured, the GPU figures above are "
-                f"an H100's, not this machine's: {how}"
+                f"an H100's, not this machine's: {how}{self._done_text()}"
             )
         t = self.time
         if len(t.untimed) == len(t.seconds):
-            return f"device: this machine's CPU ({self.why}); no run timed (`?`): {untimed_text(t.untimed)}"
+            return (
+                f"device: this machine's CPU ({self.why}); no run timed (`?`): {untimed_text(t.untimed)}"
+                f"{self._done_text()}"
+            )
         left = f"; not timed (`?`): {untimed_text(t.untimed)}" if t.untimed else ""
+        left += self._done_text()
         return (
             f"device: this machine's CPU ({self.why}): pretraining ~{duration_text(t.total)} of CPU time "
             f"(range {duration_text(t.low)} to {duration_text(t.high)}), measured here: {PROBE_STEPS} optimizer "
@@ -345,10 +364,12 @@ def plan_device(
     trained: Iterable[Pretraining],
     measure: Callable[[RunConfig], StepRate] | None = None,
     finished: bool = False,
+    done: frozenset[str] = frozenset(),
 ) -> PlanDevice:
     """Where `spec`'s runs train, and their CPU time measured by `measure` (`probe` for `study plan
     --probe`, or a rate a test gives); None: not measured, torch not imported (the plan's default).
-    `finished`: nothing is left to run in the study folder, so nothing is measured either way."""
+    `finished`: nothing is left to run in the study folder, so nothing is measured either way; `done`:
+    model ids whose pretraining finished there, neither timed nor counted among the shapes to time."""
     trained = [p for p in trained if p.config is not None]
     runs = cpu_runs(spec, trained)
     if not runs:
@@ -362,19 +383,25 @@ def plan_device(
         return PlanDevice(cpu=(), why=why)
     said = all(p.config.device == "cpu" for p in runs)
     why = "device: cpu in their configs" if said else "no CUDA device is visible here"
-    configs = probe_configs(spec, runs)
+    # every run's shapes are built, a finished base's too (its size is the one a run continuing it has),
+    # and those of runs finished in the study folder dropped: a rerun takes none of their steps
+    configs = {m: c for m, c in probe_configs(spec, runs).items() if m not in done}
     shapes = {cfg for phases in configs.values() for _, cfg in phases or ()}
-    cpu = tuple(p.model for p in runs)
-    if measure is None or finished:  # finished: a probe would time steps no run will take
-        return PlanDevice(cpu=cpu, why=why, shapes=len(shapes), finished=finished)
+    cpu, skipped = tuple(p.model for p in runs), tuple(p.model for p in runs if p.model in done)
+    device = PlanDevice(cpu=cpu, why=why, shapes=len(shapes), finished=finished, done=skipped)
+    if measure is None or finished or not configs:  # finished: a probe would time steps no run will take
+        return device
     if shapes and on_terminal():  # say why it waits, as a progress bar would: a refusal stays one line
+        finished_runs = (
+            f" ({count(len(skipped), 'run')} finished in the study folder skipped)" if skipped else ""
+        )
         print(
             f"timing {count(len(shapes), 'training shape')} of the study's runs on this CPU "
-            f"({PROBE_WARMUP + PROBE_STEPS} optimizer steps each) for the plan's CPU time",
+            f"({PROBE_WARMUP + PROBE_STEPS} optimizer steps each) for the plan's CPU time{finished_runs}",
             file=sys.stderr,
             flush=True,
         )
-    return PlanDevice(cpu=cpu, why=why, shapes=len(shapes), time=estimate(configs, measure))
+    return dataclasses.replace(device, time=estimate(configs, measure))
 
 
 def on_terminal() -> bool:
@@ -388,10 +415,11 @@ def with_device(
     trained: Iterable[Pretraining],
     measure: Callable[[RunConfig], StepRate] | None = None,
     finished: bool = False,
+    done: frozenset[str] = frozenset(),
 ) -> StudyPlan:
     """`plan` with where its runs train (`plan_device`, timed by `measure` where given and something is
-    left to run: not `finished`), as `study plan` prints it."""
-    return dataclasses.replace(plan, device=plan_device(plan.spec, trained, measure, finished))
+    left to run: not `finished`, and of the runs not `done`), as `study plan` prints it."""
+    return dataclasses.replace(plan, device=plan_device(plan.spec, trained, measure, finished, done))
 
 
 def duration_text(seconds: float) -> str:

@@ -54,7 +54,7 @@ def plan_text(plan: StudyPlan) -> str:
         )
         lines.append(
             f"{r.model:<{width}}  {r.dataset:<10} {short_number(r.tokens):>8} {passes:>8} {short_number(r.params):>8} {_size_n(r.size_n):>8} {hours:>9}"
-            f"{'' if cpu is None else f' {_cpu_cell(cpu, r.model):>9}'}  {r.branch or 'its first step'}"
+            f"{'' if cpu is None else f' {_cpu_cell(cpu, r.model, plan.device.done):>9}'}  {r.branch or 'its first step'}"
         )
     lines.append(
         f"pretraining: {hours_text(plan.gpu_hours)} (6 N D at 40% of an H100's bf16 peak, each step at least "
@@ -95,8 +95,11 @@ CPU_COLUMN = "CPU time"
 """The plan's column of each run's measured CPU time (`cputime`), shown where its runs train on the CPU."""
 
 
-def _cpu_cell(cpu: CpuTime, model: str) -> str:
-    """A run's CPU time: `4 min`, `?` not probed, `-` a run on a GPU."""
+def _cpu_cell(cpu: CpuTime, model: str, done: tuple[str, ...]) -> str:
+    """A run's CPU time: `4 min`, `?` not probed, `done` finished in the study folder (not timed), `-` a run
+    on a GPU."""
+    if model in done:
+        return "done"
     if model not in cpu.seconds:
         return "-"
     seconds = cpu.seconds[model]
