@@ -164,3 +164,17 @@ def test_a_finished_study_resumes_with_its_texts_file_gone(tmp_path):
     texts.unlink()
     assert run_study(_spec(texts), study, _backend(ran), progress=False) == report
     assert ran == [CKA]
+
+
+def test_a_texts_file_moved_with_the_same_content_keeps_the_report_key(tmp_path):
+    """The report node's key hashed the whole study spec, the CKA's texts path in it: a texts file moved (or a
+    study folder moved with it) re-keyed the report and wrote it again, where the CKA node kept its key. The
+    report reads the CKA's result, whose key holds the file's content: its path leaves the report's key."""
+    texts = _texts(tmp_path / "texts.txt")
+    first = build_graph(_spec(texts), _backend()).nodes["report"]
+    moved = tmp_path / "elsewhere" / "held-out.txt"
+    moved.parent.mkdir()
+    shutil.move(texts, moved)
+    assert build_graph(_spec(moved), _backend()).nodes["report"].key == first.key
+    _texts(moved, words="beta")  # other texts: the CKA's key moves, and the report's with it
+    assert build_graph(_spec(moved), _backend()).nodes["report"].key != first.key

@@ -374,13 +374,14 @@ def _build_graph(
 
     evals = add_evals(graph, spec, backend, models, files, parts)
 
-    analyses = []
+    analyses, local_texts = [], set()
     for c in spec.cka:
         pair_ids = [run_id(r, spec.seeds_of(r)[0], spec) for r in map(spec.run, (c.a, c.b, *(c.noise or ())))]
         deps = tuple(dict.fromkeys(models[m][1] for m in pair_ids if models[m][1]))
         sources = {m: models[m][2] for m in pair_ids if not models[m][1] and models[m][2]}  # compared as is
         local = {m: files[s] for m, s in sources.items() if files.get(s)}
         texts = backend.texts_identity(c.texts) if keyed else None  # a local file: its content, not its path
+        local_texts |= {c.texts} if texts is not None else set()
         cka = CkaNode(
             analysis=c, models=tuple(pair_ids), sources=sources, source_files=local, texts_digest=texts
         )
@@ -388,7 +389,9 @@ def _build_graph(
         analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cka.data(), deps, aside, cka.key_data()).name)
 
     pretrains = [n.name for n in graph if n.kind == "pretrain"]
-    graph.add("report", "report", report_config(spec), (*pretrains, *evals, *analyses))
+    graph.add(
+        "report", "report", report_config(spec, frozenset(local_texts)), (*pretrains, *evals, *analyses)
+    )
     return graph
 
 
@@ -407,15 +410,21 @@ def _source_files(
     return files, {s: backend.model_files(s, i, start) for s, i in files.items() if i}
 
 
-def report_config(spec: StudySpec) -> dict:
+def report_config(spec: StudySpec, local_texts: frozenset[str] = frozenset()) -> dict:
     """The report node's config: the study, its scale and a digest of its spec, whose claims, baseline,
     labels and description only the report reads (a study file whose claims change writes its report
-    again). A folder given with `--prepared` counts by content, in its prepare node's key, not by path."""
+    again). A folder given with `--prepared` counts by content, in its prepare node's key, not by path; so
+    does a CKA's texts file on this machine (`local_texts`: the `texts` its CKA node keys by the file's
+    digest), its path left out here too: a moved texts file or study folder kept the CKA and re-keyed the
+    report. An asset's name stays, so a built-in study's report keeps its key."""
     from encoderlab.config import to_dict
 
     data = to_dict(spec)
     for d in data["data"]:
         d.pop("prepared", None)
+    for c in data["cka"]:  # the report reads the CKA's result, keyed by the file's content
+        if c["texts"] in local_texts:
+            del c["texts"]
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
     return {"study": spec.name, "scale": spec.scale, "spec": digest}
 

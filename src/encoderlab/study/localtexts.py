@@ -6,6 +6,8 @@ and the CKA ran again for nothing. Now a texts file on this machine keys its nod
 (`texts_identity`, `CkaNode.texts_digest`), as a prepare node is keyed by its task files' test texts
 (`needs.keyed_sets`) and a model folder evaluated as is by its files (`localmodels.py`); its path stays in the
 node's config, which the node reads. An asset name keys by the name: a fetched asset is pinned by its digest.
+The report node, which reads the CKA's result and never the file, leaves such a path out of its spec digest
+(`graph.report_config`): a moved texts file, or a study folder moved with it, kept the CKA and re-keyed the report.
 
 A study runs for hours: a file edited between the graph's build and its CKA node was read by the node all the
 same and scored under the old key. So the node hashes the file again before it reads it and after
