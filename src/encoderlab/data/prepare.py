@@ -123,7 +123,8 @@ class PrepareConfig:
     dtype: Literal["auto", "uint16", "uint32"] = "auto"
     """Token dtype; auto picks uint16 when the vocab fits."""
     max_docs: int | None = None
-    """Stop after this many documents (for samples and benchmarks)."""
+    """Read at most this many documents (for samples and benchmarks), like `head -n`: those decontamination
+    removes and those held out for validation count toward it, bad records skipped do not (docs/data.md)."""
     text_sets: tuple[TextSet, ...] = ()
     """Evaluation sets a higher layer read as texts (a study's own task files' test splits), removed as
     `decontaminate`'s are, after them; the recipe holds their versions, not their names or texts."""

@@ -61,7 +61,8 @@ class DataSpec:
     """Vocabulary of a trained tokenizer; for an existing one, its size, which the plan's estimates
     assume (the tokenizer's own size is what training uses)."""
     max_docs: int | None = None
-    """Use at most this many documents (the first ones in a seeded order); None uses all."""
+    """Use at most this many documents (the first ones in a seeded order), counted as read: those decontamination
+    removes and those held out for validation are among them (`data prepare --max-docs`); None uses all."""
     seed: int = 0
     """Data seed: the document split and the packed order every run reads."""
     decontaminate: bool = True
