@@ -2,7 +2,7 @@
 
 Pretraining corpora are often shipped compressed, one JSON object per line: C4 and Dolma as
 `.json.gz`, the Pile and SlimPajama as `.jsonl.zst`, OpenWebText's parts as `.xz`. A `.txt`, `.jsonl`
-or `.json` file may therefore be gzip, bz2, xz or zstd compressed (`name.jsonl.gz`); it is
+(`.ndjson`, its other name) or `.json` file may therefore be gzip, bz2, xz or zstd compressed (`name.jsonl.gz`); it is
 decompressed as it is streamed, never unpacked to disk. Parquet compresses inside the format, so
 `.parquet.gz` is not read.
 
@@ -34,8 +34,16 @@ from encoderlab.errors import UserError
 from encoderlab.paths import typed
 from encoderlab.words import count
 
-TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
-"""Suffix -> how the file is read."""
+TEXT_SUFFIXES = {
+    ".txt": "txt",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+}
+"""Suffix -> how the file is read (`.ndjson`, newline-delimited JSON, is JSON lines by another name)."""
+PLAIN_TEXT = tuple(s for s, kind in TEXT_SUFFIXES.items() if kind != "parquet")
+"""The suffixes of text read as is or compressed (`name.jsonl.gz`), unlike parquet."""
 
 
 def _zstd_module():
@@ -88,7 +96,7 @@ DECOMPRESS_ERRORS = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) + (
 )
 """What a truncated or corrupt compressed file raises besides OSError."""
 
-SUPPORTED = ", ".join(TEXT_SUFFIXES) + f" (.txt/.jsonl/.json also as {', '.join(COMPRESSIONS)})"
+SUPPORTED = ", ".join(TEXT_SUFFIXES) + f" ({'/'.join(PLAIN_TEXT)} also as {', '.join(COMPRESSIONS)})"
 """The accepted names, for messages."""
 
 
@@ -184,10 +192,10 @@ MAGIC = {b"\x1f\x8b": ".gz", b"\xfd7zXZ\x00": ".xz", b"\x28\xb5\x2f\xfd": ".zst"
 
 
 def misnamed(path: Path) -> str | None:
-    """Why a file named as plain text (.txt/.jsonl/.json) is not, with the fix: its first bytes are a
+    """Why a file named as plain text (.txt/.jsonl/.ndjson/.json) is not, with the fix: its first bytes are a
     compressed or parquet file's; None otherwise. Was: "x.jsonl:1 is not UTF-8 (byte 1)", and with
     --on-error skip every line of the file counted as a bad record."""
-    if path.suffix.lower() not in (".txt", ".jsonl", ".json"):
+    if path.suffix.lower() not in PLAIN_TEXT:
         return None
     try:
         with open(path, "rb") as f:
