@@ -95,8 +95,7 @@ def prepare(
         stop: When a mixture ends: first_exhausted (exact proportions) or all_exhausted (repeat small sources).
         on_error: Unreadable/corrupt/non-UTF-8 input: refuse, or skip and count.
         dtype: Token dtype (auto: uint16 when the vocab fits).
-        max_docs: Read at most this many documents (like head -n): those decontamination removes and those
-            held out for validation count toward it, so fewer are trained on; bad records skipped do not.
+        max_docs: Read at most this many documents, like head -n: decontaminated and held-out ones count.
         workers: Tokenizer processes (0 = all cores).
         checkpoint_every: Chunks of 256 documents between resume checkpoints (an interrupted
             prepare rerun with the same arguments continues from the last one).
