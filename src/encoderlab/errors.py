@@ -98,13 +98,14 @@ def did_you_mean(name: str, valid: list[str] | tuple[str, ...], what: str) -> Us
     )
 
 
-def save_as_utf8(path: Path | str, utf16: bool = False) -> str:
+def save_as_utf8(path: Path | str, utf16: bool = False, encoding: str | None = None) -> str:
     """The fix for a text file that is not UTF-8 (a task's data, a corpus): the `iconv` line that
-    writes a UTF-8 copy beside it (Latin-1 the likeliest other encoding, UTF-16 Excel's "Unicode text")."""
+    writes a UTF-8 copy beside it (Latin-1 the likeliest other encoding, UTF-16 Excel's "Unicode text");
+    `encoding` names another (`utf-16le` for UTF-16 without a byte order mark, whose byte order iconv
+    would otherwise guess)."""
     name = Path(path).name
-    return (
-        f"save it as UTF-8, e.g. `iconv -f {'utf-16' if utf16 else 'latin1'} -t utf-8 {name} > utf8-{name}`"
-    )
+    source = encoding or ("utf-16" if utf16 else "latin1")
+    return f"save it as UTF-8, e.g. `iconv -f {source} -t utf-8 {name} > utf8-{name}`"
 
 
 def not_utf8(exc: UnicodeDecodeError) -> tuple[str, bool]:

@@ -241,6 +241,7 @@ NAMED = {
     "decontaminate-text-field-missing": "tests.data.test_decontaminate::test_an_evaluation_file_without_the_text_field_names_a_fix_that_works",
     "decontaminate-set-without-text": "tests.data.test_decontaminate::test_an_evaluation_file_without_text_is_refused_before_anything_is_written",
     "empty-compressed-corpus": "tests.data.test_own_corpus::test_an_empty_compressed_shard_is_refused_or_skipped_not_read_as_an_empty_file",
+    "corpus-utf16-without-bom": "tests.data.test_utf16_without_bom::test_data_prepare_refuses_it_in_one_line_and_writes_nothing",
     "merge-out-is-a-part": "tests.data.test_merge_refusals::test_a_merge_out_that_is_a_part_names_the_merge_of_its_folder",
     "val-fraction-holds-out-everything": "tests.data.test_prepare_skipped::test_a_val_fraction_that_holds_out_every_document_is_refused_and_leaves_nothing",
     "ngram-past-any-text": "tests.data.test_decontaminate::test_an_ngram_past_any_evaluation_text_is_refused_before_anything_is_written",

@@ -187,6 +187,52 @@ def user_text(path: Path, fix: str) -> str:
         raise UserError(f"{path} is not UTF-8 text (byte {exc.start}); {fix}") from None
 
 
+_DECOMPRESS = {
+    ".gz": "gzip -dc",
+    ".bz2": "bzip2 -dc",
+    ".xz": "xz -dc",
+    ".zst": "zstd -dc",
+    ".zstd": "zstd -dc",
+}
+
+
+def json_lines_fix(path: Path, each: str = "json.load({})") -> str:
+    """The fix for a .json file holding one array (or, `each` wrapping it in a list, one object): the
+    command that writes it as JSON lines."""
+    stem = path.name.split(".")[0]
+    out = path.with_name(f"{stem}.jsonl")
+    while out.exists():  # `> out` empties it before python reads: the array itself if in a .jsonl
+        out = out.with_name(f"{out.name[: -len('.jsonl')]}.lines.jsonl")
+    convert = 'python -c "import json, sys; [print(json.dumps(r)) for r in ' + each + ']"'
+    unpack = _DECOMPRESS.get(path.suffix.lower())
+    if unpack:  # python's open() would read the compressed bytes
+        return f"convert it to JSON lines, e.g. {unpack} {path} | {convert.format('sys.stdin')} > {out}"
+    return f"convert it to JSON lines, e.g. {convert.format('open(sys.argv[1])')} {path} > {out}"
+
+
+UTF16_SNIFF = 4096
+"""Bytes of a text file's content looked at for UTF-16 without a byte order mark (`utf16_order`)."""
+UTF16_NUL_SHARE = 0.3
+"""The share of NUL bytes at even (or odd) offsets of that block from which the file is taken for UTF-16."""
+
+
+def utf16_order(head: bytes) -> str | None:
+    """`utf-16le` or `utf-16be` when `head`, a text file's first content bytes, is UTF-16 without a byte order
+    mark; None otherwise (with its mark, the UTF-8 decode names it: `errors.not_utf8`). Such text of Latin
+    script decodes as UTF-8 (each character's other byte is NUL, which is valid UTF-8), so a .txt file was
+    trained on as `h\x00e\x00l\x00...` and a .jsonl file's lines each failed as JSON. UTF-8 text holds no
+    NUL byte (JSON lines none unescaped): a block whose even or odd bytes are NUL at `UTF16_NUL_SHARE` or more
+    is UTF-16, little-endian when the NULs are the odd ones. Trade-off: UTF-16 of a script whose characters'
+    high bytes are not NUL (CJK) is not recognised here; it fails as UTF-8 instead (`is not UTF-8`)."""
+    pairs = len(head) // 2
+    if not pairs or head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    even, odd = head[0 : 2 * pairs : 2].count(0), head[1 : 2 * pairs : 2].count(0)
+    if max(even, odd) < UTF16_NUL_SHARE * pairs:
+        return None
+    return "utf-16le" if odd >= even else "utf-16be"
+
+
 MAGIC = {b"\x1f\x8b": ".gz", b"\xfd7zXZ\x00": ".xz", b"\x28\xb5\x2f\xfd": ".zst", b"PK\x03\x04": ".zip"}
 """Leading bytes of a compressed file -> the suffix its name should end in."""
 

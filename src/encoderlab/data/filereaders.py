@@ -31,7 +31,16 @@ from encoderlab.data.fieldpath import (
     struct_path,
     struct_values,
 )
-from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
+from encoderlab.data.filekinds import (
+    COMPRESSIONS,
+    DECOMPRESS_ERRORS,
+    UTF16_SNIFF,
+    decompressed,
+    file_kind,
+    json_lines_fix,
+    misnamed,
+    utf16_order,
+)
 from encoderlab.data.filerecords import file_record
 from encoderlab.errors import UserError, not_utf8, save_as_utf8
 
@@ -170,6 +179,16 @@ def _decode(raw: bytes, where: str, path: Path, first: bool = False) -> str:
         ) from None
 
 
+def _utf16_without_bom(f: io.BufferedIOBase, path: Path) -> _Bad | None:
+    """Why the file `path` (its content stream `f`, peeked, not read) is UTF-16 without a byte order mark
+    (`filekinds.utf16_order`), whole: refused or skipped as one with its mark is (`_decode`); or None."""
+    order = utf16_order(f.peek(UTF16_SNIFF)[:UTF16_SNIFF] if hasattr(f, "peek") else b"")
+    if order is None:
+        return None
+    fix = save_as_utf8(path, encoding=order)
+    return _Bad(f"{path} is UTF-16 text ({order}, no byte order mark), not UTF-8", fix, fix, whole_file=True)
+
+
 def _field(record: dict, key: str, where: str, source: str) -> str:
     """The text `key` names in `record`, a dotted path into nested objects too (`data/fieldpath.py`)."""
     try:
@@ -212,6 +231,9 @@ def _check_surrogates(text: str, where: str) -> None:
 
 def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
     with _open_hashed(path, stats) as f:
+        if (utf16 := _utf16_without_bom(f, path)) is not None:
+            _handle(utf16, on_error, stats, record=False)
+            return
         first = True
         for lineno, raw in enumerate(f, 1):
             if not raw.strip():
@@ -219,7 +241,10 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
             where = f"{path}:{lineno}"
             if first and raw.lstrip(b" \t" + _BOM).startswith(b"["):  # the file is one JSON array
                 _handle(
-                    _Bad(f"{path} holds a JSON array, not JSON lines (one object per line)", _to_lines(path)),
+                    _Bad(
+                        f"{path} holds a JSON array, not JSON lines (one object per line)",
+                        json_lines_fix(path),
+                    ),
                     on_error,
                     stats,
                 )
@@ -227,7 +252,7 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
             if first and raw.strip(b" \t\r\n" + _BOM) == b"{":  # one object written over several lines
                 # (was "not valid JSON (Expecting property name ...); fix or remove it", naming no problem)
                 why = f"{where} is a lone '{{': the file holds JSON written over several lines (pretty-printed), not JSON lines (one object per line)"
-                _handle(_Bad(why, _to_lines(path, each="[json.load({})]")), on_error, stats)
+                _handle(_Bad(why, json_lines_fix(path, each="[json.load({})]")), on_error, stats)
                 return
             first = False
             try:
@@ -249,31 +274,11 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
             yield Document(f"{id_prefix}{rid}" if rid is not None else where, text, where=where)
 
 
-_DECOMPRESS = {
-    ".gz": "gzip -dc",
-    ".bz2": "bzip2 -dc",
-    ".xz": "xz -dc",
-    ".zst": "zstd -dc",
-    ".zstd": "zstd -dc",
-}
-
-
-def _to_lines(path: Path, each: str = "json.load({})") -> str:
-    """The fix for a .json file holding one array (or, `each` wrapping it in a list, one object): the
-    command that writes it as JSON lines."""
-    stem = path.name.split(".")[0]
-    out = path.with_name(f"{stem}.jsonl")
-    while out.exists():  # `> out` empties it before python reads: the array itself if in a .jsonl
-        out = out.with_name(f"{out.name[: -len('.jsonl')]}.lines.jsonl")
-    convert = 'python -c "import json, sys; [print(json.dumps(r)) for r in ' + each + ']"'
-    unpack = _DECOMPRESS.get(path.suffix.lower())
-    if unpack:  # python's open() would read the compressed bytes
-        return f"convert it to JSON lines, e.g. {unpack} {path} | {convert.format('sys.stdin')} > {out}"
-    return f"convert it to JSON lines, e.g. {convert.format('open(sys.argv[1])')} {path} > {out}"
-
-
 def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
     with _open_hashed(path, stats) as f:
+        if (utf16 := _utf16_without_bom(f, path)) is not None:  # its lines decode, NULs and all
+            _handle(utf16, on_error, stats, record=False)
+            return
         if cfg.txt_unit == "file":
             try:
                 # Windows line ends are line ends: the same text tokenizes the same whatever editor saved it
