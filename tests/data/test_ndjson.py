@@ -37,3 +37,12 @@ def test_a_gzip_named_ndjson_is_found_misnamed(tmp_path):
     path = tmp_path / "c.ndjson"
     path.write_bytes(gzip.compress(b'{"text": "a"}\n'))
     assert misnamed(path) is not None and ".gz" in misnamed(path)
+
+
+def test_an_analysis_texts_file_may_be_ndjson(tmp_path):
+    """`analyze` reads texts files by the same kinds (`analysis.inputs.read_records`): `.ndjson` was refused."""
+    from encoderlab.analysis.inputs import read_records
+
+    path = tmp_path / "t.ndjson"
+    path.write_text('{"id": "a", "text": "hello", "meta": {}}\n')
+    assert read_records(str(path)) == [{"id": "a", "text": "hello", "meta": {}}]
