@@ -263,7 +263,9 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             status, sig = _verdict(t, p_holm)
             numbers = {"level": t.nested.level, "a": t.nested.a, "b": t.nested.b, "diff": t.gain}
             numbers |= {"p_holm": p_holm, "pretraining_seeds": t.nested.pretraining_seeds}
-            numbers |= {"checkpoint": t.nested.checkpoint} | ({"step": x.step} if x.step is not None else {})
+            # in the claim's favour, as `diff` and the sentence give it: a spread's was a - b beside b - a
+            checkpoint = t.nested.checkpoint if x.higher_is_better else _negate(t.nested.checkpoint)
+            numbers |= {"checkpoint": checkpoint} | ({"step": x.step} if x.step is not None else {})
             if t.nested.level == "fine-tuning" and t.gain is not None:  # information, not in the family
                 numbers["checkpoint_p"] = t.gain.p_value
             left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
