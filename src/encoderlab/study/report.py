@@ -300,6 +300,11 @@ def _claims_note(claims: list[ClaimResult]) -> str:
             f"; {count(one_seed, 'claim')} at one pretraining seed {noun(one_seed, 'gives', 'give')} a direction "
             f"only, {noun(one_seed, 'its', 'their')} checkpoint-level p outside the family"
         )
+    if bases := sum("one_seed_bases" in c.numbers for c in claims):  # `results.one_seed_bases`
+        family += (
+            f"; {count(bases, 'claim')} whose runs continue different base checkpoints trained at one pretraining "
+            f"seed {noun(bases, 'gives', 'give')} a direction only, {noun(bases, 'its', 'their')} p outside the family"
+        )
     return (
         f"{family}; intervals are "
         "the unadjusted 95% intervals of the differences. A claim is tested over pretraining seeds (each "

@@ -11,6 +11,9 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   the two checkpoints, which compares two checkpoints, not two objectives: the claim then gives a
   direction only ("Points the paper's way", `significant` None), outside the Holm family; its p is kept
   as `checkpoint_p` (until 2026-12-04 it read "Holds ... (significant)" and joined the family).
+  So is a claim whose runs continue different study runs trained at one pretraining seed (`one_seed_bases`):
+  their seeds replicate the continued pretraining, not the bases, so it compares two base checkpoints
+  (until 2026-12-07 it read "Holds ... (significant)" and joined the family).
   When only one of the two has a single pretraining seed (a continued run against the checkpoint it
   started from), that checkpoint is a fixed reference: the other run's seed means are tested against
   its fine-tuning scores by Welch's test (`level == "reference"`), and the sentence says the claim is
@@ -30,7 +33,7 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   "undecided". Relative, since scores are percentages or correlations; the cost is that scores all within
   1e-17 of zero keep their rounding as a direction. Until 2026-12-06 only an exact 0 had no direction.
 - **The claims are one family.** Each p-value is shown with its Holm-adjusted value over the study's
-  claims that have one (`eval.stats.holm`; not those of one pretraining seed); a claim is significant
+  claims that have one (`eval.stats.holm`; not those of one pretraining seed or one-seed bases); a claim is significant
   when the adjusted p < 0.05. The intervals are the unadjusted 95% intervals of the differences.
 
 What each kind of claim measures, and when it is "not tested", is `measures.py`'s docstring.
@@ -94,6 +97,39 @@ class _Tested:
     gain: PairedTest | None
     """The paired difference in the claim's favour (a - b, or b - a when lower is better)."""
     holds: bool
+    bases: tuple[str, ...] = ()
+    """The runs trained at one pretraining seed that every checkpoint of a replicated run continues and the other
+    run does not (`one_seed_bases`): the test's seeds do not replicate them."""
+
+    @property
+    def outside(self) -> bool:
+        """A direction only, outside the Holm family: two checkpoints (one pretraining seed each), or runs that
+        continue different base checkpoints trained at one seed."""
+        return self.nested.level == "fine-tuning" or bool(self.bases)
+
+
+def one_seed_bases(spec, a: str, b: str) -> tuple[str, ...]:
+    """The study runs trained at one pretraining seed that every checkpoint of run `a` (or `b`), trained at two
+    or more, continues (directly or through its bases: `StudySpec.init_seed` gives each seed the one model),
+    and that the other run neither continues nor is. Their seeds then replicate the continued pretraining, not
+    that base: "CLM base + MLM beats MLM base + MLM" over three continuation seeds of one CLM base and one MLM
+    base compares two base checkpoints, not the bases' objectives. Empty for a shared base (paper 2's detour
+    and baseline, both from one base) and for a start model evaluated as is (no pretraining of the study)."""
+    runs = {r.name: r for r in getattr(spec, "runs", ())}
+
+    def fixed(name: str, own: bool) -> list[str]:
+        out, seen, run = [], set(), runs.get(name)
+        while run is not None and run.name not in seen:
+            seen.add(run.name)
+            if (own or run.name != name) and run.recipe is not None and len(spec.seeds_of(run)) == 1:
+                out.append(run.name)
+            run = runs.get(run.init) if run.init else None
+        return out
+
+    if a not in runs or b not in runs:
+        return ()
+    replicated = [(x, y) for x, y in ((a, b), (b, a)) if len(spec.seeds_of(runs[x])) >= 2]
+    return tuple(dict.fromkeys(r for x, y in replicated for r in fixed(x, False) if r not in fixed(y, True)))
 
 
 def _test(data: StudyData, claim: ClaimSpec, measure: Measure) -> _Tested | None:
@@ -103,7 +139,8 @@ def _test(data: StudyData, claim: ClaimSpec, measure: Measure) -> _Tested | None
     gain = nested.diff if measure.higher_is_better else _negate(nested.diff)
     unpaired = (nested.a.mean > nested.b.mean) == measure.higher_is_better
     holds = gain.mean > 0 if gain is not None else unpaired
-    return _Tested(nested, gain, holds)
+    bases = one_seed_bases(data.spec, claim.a, claim.b) if nested.level != "fine-tuning" else ()
+    return _Tested(nested, gain, holds, bases)
 
 
 def _verdict(t: _Tested, p_holm: float | None) -> tuple[str, bool | None]:
@@ -113,7 +150,7 @@ def _verdict(t: _Tested, p_holm: float | None) -> tuple[str, bool | None]:
         if t.nested.identical:
             return "no difference", None
         return ("holds in direction" if t.holds else "opposite in direction"), None
-    one_seed = t.nested.level == "fine-tuning"  # two checkpoints, not two objectives: outside the family
+    one_seed = t.outside  # two checkpoints (or two bases' continuations), not objectives: outside the family
     if t.nested.identical or (t.gain.degenerate and t.gain.p_value == 1.0):
         return "no difference", None if one_seed else False  # identical scores, e.g. all the majority class
     if abs(t.gain.mean) <= t.nested.rounding:  # no direction: differences that cancel (+x and -x), up to
@@ -139,6 +176,9 @@ def _sentence(
     if n.level == "fine-tuning":
         return f"{head} ({what} {interval_text(t.gain)}, checkpoint-level paired {p_text(t.gain.p_value)}{unit})."
     test = "Welch's" if n.level in ("reference", "unpaired") else "paired"
+    if t.bases:
+        said = _bases_phrase(data, t.bases)
+        return f"{head} ({what} {interval_text(t.gain)}, {test} {p_text(t.gain.p_value)}{unit}{said})."
     stats = (
         f"{what} {interval_text(t.gain)}, {test} {p_text(t.gain.p_value)}, Holm-adjusted over the {m} tested "
         f"{noun(m, 'claim')} {p_text(p_holm)}"  # a family of one read "the 1 tested claims"
@@ -148,6 +188,17 @@ def _sentence(
         f"{head} ({stats}{unit}; "
         + ("significant" if sig else "not significant")
         + " after Holm's correction)."
+    )
+
+
+def _bases_phrase(data: StudyData, bases: tuple[str, ...]) -> str:
+    """Why a claim whose runs continue different one-seed bases gives a direction only (`one_seed_bases`)."""
+    named, many = " and ".join(data.label(b) for b in bases), len(bases) > 1
+    return (
+        f"; but {named} {noun(len(bases), 'is', 'are')} trained at one pretraining seed and continued by one of the "
+        f"runs only (each of its checkpoints continues that one model), so the pretraining seeds replicate the "
+        f"continued pretraining, not {'those bases' if many else 'that base'}: this compares base checkpoints, not "
+        "their objectives, and the claim gives a direction only, left out of the Holm family of the study's claims"
     )
 
 
@@ -199,6 +250,10 @@ _ONE_SEED = {
     "opposite in direction": "Points opposite to the paper",
 }
 """One pretraining seed each (level "fine-tuning"): a direction of two checkpoints, never a verdict."""
+_ONE_SEED_WHY = (", for one pretraining seed", " (two checkpoints; cannot speak to the objectives)")
+_BASES = (", for base checkpoints trained at one pretraining seed", " (cannot speak to the objectives)")
+"""The prefix's words for a claim whose runs continue different one-seed bases (`one_seed_bases`): where, and
+why a direction only."""
 
 
 _CKA_CHECKPOINTS = (
@@ -230,9 +285,10 @@ def _paper_verdict(o: Outcome, kind: str) -> str:
         prefix += " (significant)"
     elif o.significant is not None:
         prefix = _UNDECIDED.get(o.status, prefix)
-    if o.numbers.get("level") == "fine-tuning":
+    if o.numbers.get("level") == "fine-tuning" or o.numbers.get("one_seed_bases"):
         one = _ONE_SEED.get(o.status)
-        seed = ", for one pretraining seed" + " (two checkpoints; cannot speak to the objectives)" * bool(one)
+        seed, why = _ONE_SEED_WHY if o.numbers.get("level") == "fine-tuning" else _BASES
+        seed += why * bool(one)
         return (
             f"{one} at this scale{seed}" if one else prefix.replace("at this scale", f"at this scale{seed}")
         )
@@ -253,7 +309,7 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
     """For each claim of the spec: status, significance, numbers and a generated sentence."""
     found = [(c, EVALUATORS[c.kind](data, c)) for c in data.spec.claims]
     tested = {c.id: _test(data, c, x) for c, x in found if isinstance(x, Measure)}
-    with_p = [cid for cid, t in tested.items() if t and t.gain and t.nested.level != "fine-tuning"]
+    with_p = [cid for cid, t in tested.items() if t and t.gain and not t.outside]
     adjusted = dict(zip(with_p, holm([tested[cid].gain.p_value for cid in with_p])))
     out = []
     for claim, x in found:
@@ -268,6 +324,7 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             numbers |= {"checkpoint": checkpoint} | ({"step": x.step} if x.step is not None else {})
             if t.nested.level == "fine-tuning" and t.gain is not None:  # information, not in the family
                 numbers["checkpoint_p"] = t.gain.p_value
+            numbers |= {"one_seed_bases": list(t.bases)} if t.bases else {}  # its p too: outside the family
             left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
             numbers |= {"left_out": left} if left else {}
             numbers |= {"borrowed_df": t.nested.borrowed_df} if t.nested.borrowed_df is not None else {}
