@@ -53,6 +53,8 @@ NAMED = {
     "existing-run-under-torchrun-restart": "tests.train.test_elastic_restart::test_a_restarted_start_without_resume_says_the_torchrun_command_needs_it",
     "world-size-below-one": "tests.train.test_stray_rank_env::test_a_world_size_below_one_is_one_line_before_anything_is_written",
     "master-port-taken": "tests.train.test_master_port_taken::test_rank_zero_whose_master_port_is_taken_is_one_line_before_anything_is_written",
+    "master-port-not-rank-zero": "tests.train.test_launch_meeting::test_a_rank_whose_master_port_is_another_jobs_says_so_in_one_line",
+    "world-size-differs": "tests.train.test_launch_meeting::test_ranks_started_with_different_world_sizes_each_refuse_in_one_line_before_anything_is_written",
     "world-size-not-running": "tests.train.test_world_size_layout::test_a_layout_for_two_processes_run_by_one_names_the_grad_accum_that_keeps_its_batch",
     "resume-at-another-world-size": "tests.train.test_pretrain_cli::test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batch",
     "init-file-unreadable": "tests.train.test_init_identity::test_an_unreadable_file_the_load_reads_is_refused_in_one_line_before_anything_is_written",

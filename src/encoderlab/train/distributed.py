@@ -12,7 +12,8 @@ Design
     came ignored SIGTERM (a scheduler's stop) and Ctrl-C for the whole timeout. So the join runs on a
     daemon thread that the main thread waits on in short polls, and a signal stops the rank at once
     with the usual "interrupted" line (`interrupts.sigterm_as_interrupt`); the abandoned join ends with
-    the process.
+    the process. Before the group forms the ranks meet through its store (`rendezvous.meet`): a WORLD_SIZE
+    that differs between them, or another job on MASTER_PORT, is one line, not the join's timeout.
   * Gradients are *sums* over the global batch. The trainer already divides every micro-batch's loss
     by the number of targets in the whole global batch, so DDP and FSDP must add the ranks'
     gradients, not average them (their default); `parallelize` configures both that way. One
@@ -64,6 +65,7 @@ from encoderlab.launchenv import (
 )
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.protocol import LanguageModel
+from encoderlab.train import rendezvous
 from encoderlab.words import count, noun
 
 _OWNED_GROUP = False  # True when init_world created the process group (so shutdown may destroy it)
@@ -144,41 +146,37 @@ class Resplit:
 
 def _join_group(poll_s: float = 0.2) -> None:
     """`dist.init_process_group` as torchrun's environment describes it, on a daemon thread waited on in
-    polls of `poll_s`, so that SIGTERM and Ctrl-C stop a rank still waiting for its peers (module docstring)."""
+    polls of `poll_s`, so that SIGTERM and Ctrl-C stop a rank still waiting for its peers (module docstring).
+    The ranks meet first (`rendezvous.meet`): a WORLD_SIZE that differs between them, or something other than
+    rank 0 on MASTER_PORT (`Joining.overdue`, enforced in the polls), is one line, not the join's timeout."""
     cuda = torch.cuda.is_available()
     device = int(os.environ.get("LOCAL_RANK", "0"))
     if cuda:  # the current device is per thread: this one's for the run, the joining thread's for the join
         torch.cuda.set_device(device)
-    failed: list[BaseException] = []
+    launch = rendezvous.Launch.from_env()
+    joining, failed = rendezvous.Joining(launch), []
 
     def join() -> None:
         try:
             if cuda:
                 torch.cuda.set_device(device)
-            dist.init_process_group("cuda:nccl,cpu:gloo" if cuda else "gloo")
+            store = rendezvous.meet(launch, joining)
+            backend = "cuda:nccl,cpu:gloo" if cuda else "gloo"
+            dist.init_process_group(backend, store=store, rank=launch.rank, world_size=launch.world_size)
         except BaseException as exc:  # raised in the main thread below
             failed.append(exc)
 
-    joining = threading.Thread(target=join, name="encoderlab-join-group", daemon=True)
-    joining.start()
-    while joining.is_alive():
-        joining.join(poll_s)  # a signal's handler runs between the polls
+    joining_thread = threading.Thread(target=join, name="encoderlab-join-group", daemon=True)
+    joining_thread.start()
+    while joining_thread.is_alive():
+        joining_thread.join(poll_s)  # a signal's handler runs between the polls
+        stranger = joining.overdue()
+        if (
+            stranger is not None
+        ):  # its thread stays blocked in the store's C++ call, abandoned with the process
+            raise stranger
     if failed:
-        raise _port_taken(failed[0]) or failed[0]
-
-
-def _port_taken(exc: BaseException) -> UserError | None:
-    """The one line for rank 0 unable to listen on MASTER_PORT (EADDRINUSE), else None. A launch that exports
-    torchrun's variables itself (docs/scaling.md, SLURM) with a port another job on the node holds, or with RANK=0
-    in two processes of one node (RANK=$SLURM_LOCALID for $SLURM_PROCID), was torch's DistNetworkError traceback."""
-    if not (isinstance(exc, dist.DistNetworkError) and "EADDRINUSE" in str(exc)):
-        return None
-    port, host = os.environ.get("MASTER_PORT"), os.environ.get("MASTER_ADDR")
-    return UserError(
-        f"rank 0 cannot start the process group: MASTER_PORT={port} on {host} is in use (another job, or another "
-        "process started with RANK=0); give each job a free MASTER_PORT and each process its own RANK "
-        "(RANK=$SLURM_PROCID), or launch with torchrun (it sets them)"
-    )
+        raise rendezvous.port_taken(failed[0]) or failed[0]
 
 
 @contextlib.contextmanager

@@ -1,0 +1,204 @@
+"""How the ranks of a launch meet before the process group forms, and the one line each says when they cannot.
+
+Design
+  * torch's env:// start (what `dist.init_process_group` does by default) creates rank 0's TCPStore on
+    MASTER_PORT and connects the other ranks to it, then gloo waits until every rank of WORLD_SIZE has come.
+    Each process reads WORLD_SIZE for itself, so two that disagree (two hand-written commands, two torchrun
+    commands started with different flags) waited for a rank that would never come: the join's whole
+    timeout (30 minutes), then a traceback. Here the store is made as torch makes it (`_store`), and before
+    the group forms each rank writes its WORLD_SIZE under a key of its own (`Launch.key`): the other ranks
+    read rank 0's and rank 0 reads each peer's as it comes, and a difference is refused at once, on both sides
+    of it, naming both sizes (`WorldSizeDiffers`). The group then forms on that store
+    (`init_process_group(store=...)`, which prefixes its own keys as the env:// start does).
+  * A rank that is not rank 0 connects to whatever listens on MASTER_PORT. Where rank 0 could not listen
+    there (the port taken: rank 0's `master-port-taken` line), that is another job: a plain socket never
+    answers the TCPStore client (torch 2.13 waits past the store's own timeout), another job's store answers
+    but never holds this run's rank 0 key. Those ranks waited for the join's timeout or for good. Rank 0's store
+    is up and holds its key within moments of accepting a connection, so once something accepts, the rank gives
+    it `ANSWER_S` to show rank 0 (`Joining`), and then says in one line what it found (`NotRankZero`).
+    Until something accepts, it waits as before: a rank 0 started later is normal.
+  * Under torchrun the store is its agent's (TORCHELASTIC_USE_AGENT_STORE), up before any rank starts, and
+    rank 0 may come much later than its peers (its imports, another node): the agent must answer within
+    `ANSWER_S`, rank 0's key may take the join's timeout. Keys are per torchrun restart, as the agent's store
+    outlives them.
+  * Trade-off: a rank 0 too loaded to write one key within `ANSWER_S` of opening its store would be taken for a
+    stranger; a minute is far beyond what that takes, and far below the 30 minutes it replaces.
+  * The waits run on `distributed._join_group`'s joining thread: its main thread enforces `Joining`'s deadline
+    in its polls (the blocked C++ call cannot be interrupted; the thread is abandoned with the process), so
+    SIGTERM and Ctrl-C stop a waiting rank as before.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from torch.distributed import DistNetworkError, Store, TCPStore
+from torch.distributed.constants import default_pg_timeout
+
+from encoderlab.errors import UserError
+from encoderlab.launchenv import elastic_restart
+
+ANSWER_S = 60.0
+"""Seconds that what accepted a rank's connection on MASTER_PORT has to show this run's rank 0 (module docstring)."""
+
+JOIN_TIMEOUT: timedelta = default_pg_timeout
+"""How long ranks wait for each other to come (torch's default for the group, which the env:// start used)."""
+
+_POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class Launch:
+    """This process's part of the launch, as torchrun's variables say (checked by `launchenv.check_launcher_env`)."""
+
+    rank: int
+    world_size: int
+    host: str
+    port: int
+    agent_store: bool
+    """True under torchrun: its agent serves the store, and every rank is a client of it."""
+
+    @classmethod
+    def from_env(cls) -> Launch:
+        env = os.environ
+        return cls(
+            rank=int(env["RANK"]),
+            world_size=int(env["WORLD_SIZE"]),
+            host=env["MASTER_ADDR"],
+            port=int(env["MASTER_PORT"]),
+            agent_store=env.get("TORCHELASTIC_USE_AGENT_STORE")
+            == str(True),  # as torch's env:// start reads it
+        )
+
+    def key(self, rank: int) -> str:
+        return f"encoderlab/launch/{elastic_restart()}/world_size/{rank}"
+
+
+class Joining:
+    """How far the joining thread has got, read by the main thread's polls: `overdue` once what accepted this
+    rank's connection has not shown rank 0 within `ANSWER_S`."""
+
+    def __init__(self, launch: Launch):
+        self.launch = launch
+        self._deadline: float | None = None
+
+    def expect_answer(self) -> None:
+        self._deadline = time.monotonic() + ANSWER_S
+
+    def answered(self) -> None:
+        self._deadline = None
+
+    def overdue(self) -> NotRankZero | None:
+        deadline = self._deadline
+        if deadline is None or time.monotonic() < deadline:
+            return None
+        return NotRankZero(self.launch)
+
+
+class NotRankZero(UserError):
+    """What listens on MASTER_PORT is not this run's rank 0 (nor torchrun's store) (module docstring)."""
+
+    def __init__(self, launch: Launch):
+        super().__init__(
+            f"rank {launch.rank} cannot join the process group: what listens on MASTER_PORT={launch.port} on "
+            f"{launch.host} gave no sign of this run's rank 0 in {ANSWER_S:g} s (another job holds that port, or "
+            "rank 0 could not start there); give each job a free MASTER_PORT and each process its own RANK "
+            "(RANK=$SLURM_PROCID), or launch with torchrun (it sets them)"
+        )
+
+
+class WorldSizeDiffers(UserError):
+    """Two ranks of one launch started with different WORLD_SIZE (module docstring)."""
+
+    def __init__(self, launch: Launch, other: int, theirs: str):
+        super().__init__(
+            f"rank {launch.rank} was started with WORLD_SIZE={launch.world_size} but rank {other} with "
+            f"WORLD_SIZE={theirs}; start every process of the run with the same WORLD_SIZE (torchrun sets it "
+            "from --nnodes and --nproc-per-node), then launch them again"
+        )
+
+
+def meet(launch: Launch, joining: Joining) -> Store:
+    """The launch's store, once this rank and the ranks it reads agree on WORLD_SIZE (module docstring)."""
+    store = _store(launch, joining)
+    store.set(launch.key(launch.rank), str(launch.world_size))
+    if launch.rank == 0:
+        _peers_agree(store, launch)
+    else:
+        theirs = store.get(
+            launch.key(0)
+        ).decode()  # rank 0's store holds it at once; torchrun's when rank 0 came
+        joining.answered()
+        if theirs != str(launch.world_size):
+            raise WorldSizeDiffers(launch, 0, theirs)
+    return store
+
+
+def _store(launch: Launch, joining: Joining) -> TCPStore:
+    """The TCPStore torch's env:// start makes (rank 0 serves it unless torchrun's agent does), with the wait for
+    what listens on MASTER_PORT split from the wait for its answer, which `joining` bounds."""
+    if launch.rank == 0 and not launch.agent_store:
+        return TCPStore(
+            launch.host,
+            launch.port,
+            launch.world_size,
+            is_master=True,
+            timeout=JOIN_TIMEOUT,
+            wait_for_workers=False,  # rank 0 checks each peer as it comes instead (`_peers_agree`)
+            multi_tenant=True,
+        )
+    _wait_until_listening(launch)
+    joining.expect_answer()
+    store = TCPStore(launch.host, launch.port, launch.world_size, is_master=False, timeout=JOIN_TIMEOUT)
+    if launch.agent_store:
+        joining.answered()  # torchrun's store answered; rank 0 may come later
+    return store
+
+
+def _wait_until_listening(launch: Launch) -> None:
+    """Return once something accepts a connection on MASTER_PORT, or the join's timeout has passed (the store's
+    own connection then fails as torch's did). Other network errors are left to the store's connection too."""
+    deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((launch.host, launch.port), timeout=1).close()
+            return
+        except (ConnectionRefusedError, TimeoutError):
+            time.sleep(0.2)  # rank 0 not started yet
+        except OSError:
+            return
+
+
+def _peers_agree(store: Store, launch: Launch) -> None:
+    """Rank 0: read each peer's WORLD_SIZE as it comes, refusing the first that differs; past the join's timeout,
+    the store's own wait says which never came (torch's timeout error, as the group's start raised)."""
+    waiting = {rank: launch.key(rank) for rank in range(1, launch.world_size)}
+    deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
+    while waiting and time.monotonic() < deadline:
+        for rank, key in list(waiting.items()):
+            if store.check([key]):
+                theirs = store.get(key).decode()
+                if theirs != str(launch.world_size):
+                    raise WorldSizeDiffers(launch, rank, theirs)
+                del waiting[rank]
+        time.sleep(_POLL_S if waiting else 0)
+    if waiting:
+        store.wait(list(waiting.values()), timedelta(milliseconds=1))
+
+
+def port_taken(exc: BaseException) -> UserError | None:
+    """The one line for rank 0 unable to listen on MASTER_PORT (EADDRINUSE), else None. A launch that exports
+    torchrun's variables itself (docs/scaling.md, SLURM) with a port another job on the node holds, or with RANK=0
+    in two processes of one node (RANK=$SLURM_LOCALID for $SLURM_PROCID), was torch's DistNetworkError traceback."""
+    if not (isinstance(exc, DistNetworkError) and "EADDRINUSE" in str(exc)):
+        return None
+    port, host = os.environ.get("MASTER_PORT"), os.environ.get("MASTER_ADDR")
+    return UserError(
+        f"rank 0 cannot start the process group: MASTER_PORT={port} on {host} is in use (another job, or another "
+        "process started with RANK=0); give each job a free MASTER_PORT and each process its own RANK "
+        "(RANK=$SLURM_PROCID), or launch with torchrun (it sets them)"
+    )

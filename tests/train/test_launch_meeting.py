@@ -1,0 +1,132 @@
+"""Ranks that cannot form one process group say so in one line each, in bounded time (the launch review of
+2026-12-07; `train/rendezvous.py`).
+
+  * Two processes started with different WORLD_SIZE (two hand-written commands that disagree) each waited for a
+    rank that would never come: the join's timeout (30 minutes), then a traceback. Both now refuse at once,
+    naming both sizes, before anything is written.
+  * Where MASTER_PORT is held by another job, rank 0 says `master-port-taken`, and the other ranks, which
+    connect to that job instead, waited for good (a plain socket never answers torch's store client) or for the
+    join's timeout (another job's store never shows this run's rank 0). They now say so once `ANSWER_S` has
+    passed (shortened here); the port is held as a listening socket or as another job's store would hold it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import torch.distributed as dist
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.hostile_world import TINY_RUN
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.train.helpers import free_ports
+
+from encoderlab.train import rendezvous
+
+pytestmark = pytest.mark.distributed
+
+ROOT = Path(__file__).parents[2]
+
+HANG_S = 300
+"""A bound for a hang alone (the old code waited for the join's timeout, 30 minutes, or for good): the ranks
+refuse within seconds, most of them rank 0's imports."""
+
+
+def test_ranks_started_with_different_world_sizes_each_refuse_in_one_line_before_anything_is_written(
+    tmp_path, capsys, monkeypatch
+):
+    # rank 0 (WORLD_SIZE=2, it serves the store) runs as its own process, rank 1 (WORLD_SIZE=3) in this one
+    (tmp_path / "run.yaml").write_text(TINY_RUN)
+    launch = dict(LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_ports(1)[0]))
+    argv = ["pretrain", "--config", str(tmp_path / "run.yaml"), "--set", "layout.world_size=2"]
+    argv += ["--out", str(tmp_path / "out")]
+    path = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+    env = {**os.environ, **launch, "PYTHONPATH": path, "OMP_NUM_THREADS": "1", "RANK": "0", "WORLD_SIZE": "2"}
+    zero = subprocess.Popen(
+        [sys.executable, "-m", "encoderlab.cli", *argv], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        for name, value in {**launch, "RANK": "1", "WORLD_SIZE": "3"}.items():
+            monkeypatch.setenv(name, value)
+        with _failed_after(HANG_S, "ranks started with different WORLD_SIZE still wait for each other"):
+            code, err = cli(argv, capsys)
+            said_by_zero = zero.communicate()[1]
+    finally:
+        if zero.poll() is None:
+            zero.kill()
+            zero.wait()
+    fix = "start every process of the run with the same WORLD_SIZE (torchrun sets it from --nnodes and --nproc-per-node)"
+    for rank_code, said, (me, other) in (
+        (zero.returncode, said_by_zero, ("0 was started with WORLD_SIZE=2", "1 with WORLD_SIZE=3")),
+        (code, err, ("1 was started with WORLD_SIZE=3", "0 with WORLD_SIZE=2")),
+    ):
+        assert_one_line(rank_code, said, re.escape(f"encoderlab: error: rank {me} but rank {other}; {fix}"))
+        assert_printed_as_documented("world-size-differs", said, tmp_path)
+    assert not (tmp_path / "out").exists()
+    assert not dist.is_initialized()
+
+
+@pytest.mark.parametrize("holder", ["socket", "store"])
+def test_a_rank_whose_master_port_is_another_jobs_says_so_in_one_line(holder, tmp_path, capsys, monkeypatch):
+    port = free_ports(1)[0]
+    env = dict(WORLD_SIZE="2", RANK="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(rendezvous, "ANSWER_S", 0.5)  # a minute in a run
+    monkeypatch.setattr(rendezvous, "JOIN_TIMEOUT", timedelta(seconds=1))  # the abandoned join's end (below)
+    if holder == "socket":
+        held = socket.socket()
+        held.bind(("127.0.0.1", port))
+        held.listen()
+    else:  # another job's store, which never holds this run's rank 0
+        held = dist.TCPStore("127.0.0.1", port, 1, is_master=True, timeout=timedelta(seconds=30))
+    try:
+        with _failed_after(HANG_S, "a rank whose MASTER_PORT another job holds still waits"):
+            code, err = cli(["pretrain", "--recipe", "smoke-mlm", "--out", tmp_path / "run"], capsys)
+    finally:
+        if holder == "socket":
+            held.close()
+        del held
+        _join_abandoned_thread()
+    said = (
+        rf"rank 1 cannot join the process group: what listens on MASTER_PORT={port} on 127.0.0.1 gave no sign of "
+        r"this run's rank 0 in 0.5 s \(another job holds that port, or rank 0 could not start there\)"
+    )
+    assert_one_line(code, err, said)  # was: no word until the join's timeout (30 minutes), or none at all
+    assert_printed_as_documented("master-port-not-rank-zero", err, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    assert not dist.is_initialized()
+
+
+@contextlib.contextmanager
+def _failed_after(seconds: float, why: str):
+    """Fail the test from SIGALRM once `seconds` have passed (the join's polls run Python between waits)."""
+
+    def fail(signum, frame):
+        pytest.fail(why)
+
+    previous = signal.signal(signal.SIGALRM, fail)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _join_abandoned_thread() -> None:
+    """Wait for the joining thread the refusal left blocked in the store's client: a thread that returns to
+    Python while this test process finalizes is ended by `pthread_exit`, which aborts it (`distributed._SENT`)."""
+    for thread in threading.enumerate():
+        if thread.name == "encoderlab-join-group":
+            thread.join(60)  # its store's timeout (JOIN_TIMEOUT above), or the held socket's close, ends it
+            assert not thread.is_alive()
