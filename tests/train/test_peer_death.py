@@ -151,3 +151,26 @@ def test_other_failures_are_not_taken_for_a_peers_death(tmp_path):
         "the rank at 10.0.0.2 stopped mid-run (gloo: Connection reset by peer), so rank 3"
     )
     assert str(many).endswith("(no checkpoint was written yet, so it starts again from step 0)")
+
+
+def test_a_survivor_says_it_where_the_rank_that_died_was_its_nodes_first(tmp_path, monkeypatch):
+    # The line is said once per node, by LOCAL_RANK 0; two ranks on one node whose rank 0 was killed left rank 1
+    # (LOCAL_RANK 1) exiting 1 in silence (seen with `_two_ranks` and rank 0 dying as a step starts).
+    gone = "[../gloo/transport/tcp/pair.cc:537] Read error [{}]:4321: Connection reset by peer"
+    here, elsewhere = (
+        RuntimeError(gone.format("127.0.0.1")),
+        RuntimeError(gone.format("192.0.2.1")),
+    )  # TEST-NET-1
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    said = lost_peer(here, World(rank=1, world_size=2, local_rank=1), tmp_path)
+    assert str(said).startswith("rank 0 stopped mid-run") and not said.quiet  # the only rank left: it says it
+    monkeypatch.setenv("WORLD_SIZE", "8")
+    assert not lost_peer(
+        here, World(rank=1, world_size=8, local_rank=1), None
+    ).quiet  # maybe its LOCAL_RANK 0
+    assert lost_peer(elsewhere, World(rank=1, world_size=8, local_rank=1), None).quiet  # LOCAL_RANK 0 says it
+    monkeypatch.setenv("LOCAL_RANK", "2")
+    assert lost_peer(here, World(rank=2, world_size=8, local_rank=2), None).quiet
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert not lost_peer(elsewhere, World(rank=0, world_size=8), None).quiet

@@ -20,11 +20,16 @@ Design
   * NCCL: a dead peer ends the others through NCCL's watchdog (its timeout), which aborts the process; no Python
     exception reaches here, and torchrun's summary is what there is (docs/scaling.md).
   * Said once per node (by LOCAL_RANK 0), as an interruption is: every rank of a node may lose the same peer, and
-    each printing it made one line per GPU.
+    each printing it made one line per GPU. But the rank that died may be that LOCAL_RANK 0 (`_says_it`): then
+    nobody on its node said a word (seen with two ranks on one node, rank 0 killed: rank 1 exited 1 in silence).
+    So with two ranks the survivor always says it (it is the only one left), and with more, LOCAL_RANK 1 says it
+    too where the dead peer's address is this host's. Trade-off: another local rank's death on a node whose
+    LOCAL_RANK 0 lives is then said twice there, against never where LOCAL_RANK 0 died.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 from pathlib import Path
@@ -76,8 +81,26 @@ def lost_peer(error: BaseException, world: World, run_dir: Path | None) -> PeerL
         "that rank's own log and torchrun's summary say why; rerun the same torchrun command with --resume to "
         f"continue {_from_where(run_dir)}"
     )
-    lost.quiet = not first_on_its_node()
+    lost.quiet = not _says_it(world, address.group(1) if address else None)
     return lost
+
+
+def _says_it(world: World, address: str | None) -> bool:
+    """Whether this rank prints the line (module docstring): each node's first process, the sole survivor of two
+    ranks, and LOCAL_RANK 1 where the dead peer was on this host (so maybe its LOCAL_RANK 0)."""
+    if first_on_its_node() or world.world_size == 2:
+        return True
+    return os.environ.get("LOCAL_RANK", "").strip() == "1" and address is not None and _on_this_host(address)
+
+
+def _on_this_host(address: str) -> bool:
+    """Whether `address` is this host's: a loopback address, or one its name resolves to."""
+    if address.startswith("127.") or address in ("::1", "::ffff:127.0.0.1"):
+        return True
+    try:
+        return address in socket.gethostbyname_ex(socket.gethostname())[2]
+    except OSError:
+        return False
 
 
 def _from_where(run_dir: Path | None) -> str:
