@@ -157,10 +157,8 @@ def test_a_survivor_says_it_where_the_rank_that_died_was_its_nodes_first(tmp_pat
     # The line is said once per node, by LOCAL_RANK 0; two ranks on one node whose rank 0 was killed left rank 1
     # (LOCAL_RANK 1) exiting 1 in silence (seen with `_two_ranks` and rank 0 dying as a step starts).
     gone = "[../gloo/transport/tcp/pair.cc:537] Read error [{}]:4321: Connection reset by peer"
-    here, elsewhere = (
-        RuntimeError(gone.format("127.0.0.1")),
-        RuntimeError(gone.format("192.0.2.1")),
-    )  # TEST-NET-1
+    here = RuntimeError(gone.format("127.0.0.1"))
+    elsewhere = RuntimeError(gone.format("192.0.2.1"))  # TEST-NET-1: no host's own address
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("LOCAL_RANK", "1")
     said = lost_peer(here, World(rank=1, world_size=2, local_rank=1), tmp_path)

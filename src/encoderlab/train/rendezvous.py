@@ -129,9 +129,8 @@ def meet(launch: Launch, joining: Joining) -> Store:
     if launch.rank == 0:
         _peers_agree(store, launch)
     else:
-        theirs = store.get(
-            launch.key(0)
-        ).decode()  # rank 0's store holds it at once; torchrun's when rank 0 came
+        # rank 0's own store holds it at once; torchrun's agent's once rank 0 has come
+        theirs = store.get(launch.key(0)).decode()
         joining.answered()
         if theirs != str(launch.world_size):
             raise WorldSizeDiffers(launch, 0, theirs)
