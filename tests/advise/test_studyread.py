@@ -321,12 +321,12 @@ def test_a_short_split_is_read_at_the_share_the_study_asked_for(tmp_path):
     assert read["clm50-x31/s1"] == read["clm50-x20/s0"] == "CLM 50% -> MLM-40"
     assert read["clm25-x31/s0"] == "CLM 25% -> MLM-40"
     record(**{"clm50-x31": {"clm_fraction": 0.25}})  # asked for a share its 16 CLM steps are not
-    assert schedules()["clm50-x31/s0"] == "CLM 52% -> MLM-40"
+    assert schedules()["clm50-x31/s0"] == "CLM ~52% -> MLM-40"
     (study / "study.json").unlink()  # nothing recorded: the steps' shares
     read = schedules()
     assert (read["clm50-x31/s0"], read["clm25-x31/s0"], read["clm50-x20/s0"]) == (
-        "CLM 52% -> MLM-40",
-        "CLM 26% -> MLM-40",
+        "CLM ~52% -> MLM-40",
+        "CLM ~26% -> MLM-40",
         "CLM 50% -> MLM-40",
     )
 
@@ -345,4 +345,31 @@ def test_a_study_record_whose_recipe_is_no_name_is_not_read(tmp_path, recipe):
     run = {"name": "clm50", "recipe": recipe, "params": {"clm_fraction": 0.5}}
     (study / "study.json").write_text(json.dumps({"name": "hand", "runs": [run]}))
     (read,) = read_study(study, "val/mlm15")[0]
-    assert read.schedule.name == "CLM 52% -> MLM-40"
+    assert read.schedule.name == "CLM ~52% -> MLM-40"
+
+
+def test_runs_of_two_shares_are_two_schedules_whatever_digits_are_printed(tmp_path):
+    """Shares rounded to the hundredth keyed a schedule: a study asking 0.125 and 0.12 of 400 steps (50 and 48
+    CLM steps, two recipes) fitted them as one trend line named "CLM 12%"; and 16 of 31 steps read off a run
+    (no record) was the same schedule, and name, as a recipe's exact 52%."""
+    study = tmp_path / "study"
+    runs = {"clm12.5": 0.125, "clm12": 0.12, "clm52": 0.52}
+    graph = []
+    for i, (run, share) in enumerate(runs.items()):
+        key = f"{i}" * 64
+        write_pretrain_node(
+            study, run, key, "pfs-clm-mlm", [f"clm_fraction={share}", "ratio=0.4"], 0, 6.0, steps=400
+        )
+        graph.append({"name": f"pretrain/{run}", "kind": "pretrain", "key": key})
+    key = "9" * 64  # a run whose record is gone: 16 of 31 steps, read off them
+    write_pretrain_node(study, "clm50", key, "pfs-clm-mlm", ["clm_fraction=0.5", "ratio=0.4"], 0, 6.0, steps=31)
+    graph.append({"name": "pretrain/clm50", "kind": "pretrain", "key": key})
+    (study / "graph.json").write_text(json.dumps(graph))
+    record = [{"name": r, "recipe": "pfs-clm-mlm", "params": {"clm_fraction": s}} for r, s in runs.items()]
+    (study / "study.json").write_text(json.dumps({"name": "hand", "runs": record}))
+    read = {o.source.rsplit(":pretrain/", 1)[1]: o.schedule for o in read_study(study, "val/mlm15")[0]}
+    assert len(set(read.values())) == 4, read
+    assert len({s.name for s in read.values()}) == 4, read
+    assert read["clm12.5"].name == "CLM 12.5% -> MLM-40" and read["clm12.5"].clm_share == 0.125
+    assert read["clm52"].name == "CLM 52% -> MLM-40" and read["clm50"].name == "CLM ~52% -> MLM-40"
+    assert Schedule.biphasic(0.7, 0.4) == Schedule.biphasic(1 - 0.3, 0.4)  # float noise keys alike

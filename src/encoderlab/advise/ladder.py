@@ -7,8 +7,12 @@ schedule; the runs of a rung differ only in their pretraining seed.
 
 A `Schedule` is typed, not a name: a sequence of stages (objective, share of the steps, mask ratio),
 so "CLM 25% -> MLM-40" read from a CSV and the same split read from a study's run config are the
-same schedule. Shares are rounded to whole percent, since a CLM fraction becomes a whole number of
-steps, which differs by a step or two between model sizes.
+same schedule. A share is kept as given (a CSV's `clm_share`, a study's recorded `clm_fraction`) and a
+schedule is keyed by it exactly, so two recipes never share a trend line: shares rounded to the hundredth
+merged 0.125 with 0.12 ("CLM 12%" both) and 0.333 with 0.334. A share read off a run's whole steps is no
+recipe's exact share (CLM 16 of 31 steps), so `studyread` rounds it to the hundredth, which merges a share's
+runs of other step counts (100 of 333 steps with 300 of 1000) but marks it approximate (`Stage.approx`,
+printed `~52%`): it is never merged with, nor printed as, a share a recipe was given.
 
 The metric's direction is explicit. Curves are fitted to a quantity that falls towards a floor:
 a lower-is-better metric (a loss) as it is; a higher-is-better one (a fine-tuning score) as its
@@ -31,15 +35,24 @@ Objective = Literal["clm", "mlm"]
 Direction = Literal["lower", "higher"]
 
 
+def exact_share(share: float) -> float:
+    """A share as its schedule is keyed: its value less float noise (1 - 0.7 is 0.30000000000000004, which must
+    key as 0.3), not rounded to a printed precision (module docstring)."""
+    return round(float(share), 12)
+
+
 @dataclass(frozen=True)
 class Stage:
     """One stretch of a schedule: an objective for a share of the run's steps."""
 
     objective: Objective
     share: float
-    """Fraction of the run's steps, in (0, 1], rounded to 0.01."""
+    """Fraction of the run's steps, in (0, 1]: as given (`exact_share`), or read off steps to the hundredth."""
     mask_ratio: float | None = None
     """MLM's mask ratio (None for CLM)."""
+    approx: bool = False
+    """Whether `share` is a run's steps' share rounded to the hundredth, not one a recipe was given: it keys and
+    prints apart (`~52%`) from an exact share of the same digits."""
 
     def __post_init__(self) -> None:
         if self.objective not in ("clm", "mlm"):
@@ -69,14 +82,14 @@ class Schedule:
         """CLM for `clm_share` of the steps, then MLM at `mask_ratio` (paper 1's family)."""
         if not 0.0 <= clm_share <= 1.0:
             raise UserError(f"clm_share must be in [0, 1], got {clm_share}")
-        share = round(clm_share, 2)
+        share = exact_share(clm_share)
         stages = []
         if share > 0:
             stages.append(Stage("clm", share))
         if share < 1:
             if mask_ratio is None:
                 raise UserError(f"clm_share {clm_share} leaves an MLM stage: give its mask_ratio")
-            stages.append(Stage("mlm", round(1.0 - share, 2), round(mask_ratio, 4)))
+            stages.append(Stage("mlm", exact_share(1.0 - share), round(mask_ratio, 4)))
         elif mask_ratio is not None:
             raise UserError("clm_share 1 is pure CLM: leave mask_ratio empty")
         return cls(tuple(stages), label)
@@ -84,7 +97,7 @@ class Schedule:
     @property
     def clm_share(self) -> float:
         """Share of the steps trained with CLM."""
-        return round(sum(s.share for s in self.stages if s.objective == "clm"), 2)
+        return exact_share(sum(s.share for s in self.stages if s.objective == "clm"))
 
     @property
     def mask_ratio(self) -> float | None:
@@ -104,7 +117,7 @@ class Schedule:
         if len(parts) == 1:
             return parts[0]
         return " -> ".join(
-            f"{p} {percent_text(s.share)}%" if i == 0 else p
+            f"{p} {'~' * s.approx}{percent_text(s.share)}%" if i == 0 else p
             for i, (p, s) in enumerate(zip(parts, self.stages))
         )
 
@@ -419,6 +432,6 @@ def _stages(schedule: Schedule) -> str:
     """A schedule's stages in words (`CLM 25%, then MLM at mask 0.4 75%`), whatever its label."""
     return ", then ".join(
         f"{st.objective.upper()}{f' at mask {st.mask_ratio:g}' if st.mask_ratio is not None else ''} "
-        f"{st.share:.0%}"
+        f"{'~' * st.approx}{percent_text(st.share)}%"
         for st in schedule.stages
     )

@@ -40,6 +40,7 @@ from encoderlab.advise.ladder import (
     Schedule,
     Stage,
     Yardstick,
+    exact_share,
 )
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
@@ -149,7 +150,8 @@ def _schedule(cfg, asked: float | None = None) -> Schedule:
     `round(steps * clm_fraction)`) is that share: read off its steps, CLM 50% of 31 steps (16) was 52%, another
     schedule beside the same split's longer runs, and a finished study was refused as sharing no rung. Any
     other run (nothing recorded, or phases the share does not explain: overridden since) is its steps' shares
-    to the hundredth."""
+    to the hundredth, marked approximate where that rounds (`Stage.approx`, `~52%`): rounded alone, 16 of 31
+    steps keyed and printed as a recipe's exact 52%, and two recipes shared a trend line."""
     steps = [
         (p.objective.type_tag, getattr(p.objective, "mask_ratio", None), p.n_steps(cfg.layout))
         for p in cfg.phases
@@ -173,7 +175,11 @@ def _schedule(cfg, asked: float | None = None) -> Schedule:
     shares = [round(n / total, 2) for _, _, n in merged]
     shares[-1] = round(1.0 - sum(shares[:-1]), 2)
     return Schedule(
-        tuple(Stage(tag, share, ratio) for (tag, ratio, _), share in zip(merged, shares) if share > 0)
+        tuple(
+            Stage(tag, exact_share(share), ratio, approx=abs(share - n / total) > 1e-9)
+            for (tag, ratio, n), share in zip(merged, shares)
+            if share > 0
+        )
     )
 
 
