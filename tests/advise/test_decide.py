@@ -374,6 +374,8 @@ def test_schedules_with_the_same_values_are_a_tie_not_a_recommendation():
     assert adv.recommendation is None
     assert [(p.p_best, p.rung_p_best) for p in adv.predictions] == [(0.5, 0.5), (0.5, 0.5)]
     assert "nan" not in format_advice(adv) and "n/a of pairs ranked right" in format_advice(adv)
+    # was "ranking by single rung: MLM-40 > CLM", of schedules whose every value is equal
+    assert "ranking by single rung: MLM-40 = CLM" in format_advice(adv).splitlines()
 
 
 def test_schedules_with_the_same_values_are_said_to_be_identical_not_to_have_no_crossover():

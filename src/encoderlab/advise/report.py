@@ -139,10 +139,23 @@ def format_advice(advice: Advice) -> str:
         *(f"warning: {w}" for w in advice.warnings),
         f"recommendation at the target: {advice.recommendation or 'insufficient evidence'} "
         f"(method: {advice.method}; {_distance(advice)})",
-        f"ranking by {advice.method}: {' > '.join(advice.ranking)}",
+        f"ranking by {advice.method}: {_ranking(advice)}",
         f"why: {advice.reason}",
     ]
     return "\n".join(lines)
+
+
+def _ranking(advice: Advice) -> str:
+    """The method's ranking, best first, with `=` between schedules of one value: schedules whose runs all
+    scored alike were printed `MLM-40 > CLM`, a ranking the advice's own values (and P(best) 0.50) deny."""
+    value = {
+        p.schedule: p.value if advice.method == "extrapolation" else p.rung_value for p in advice.predictions
+    }
+    out = advice.ranking[0]
+    for before, name in zip(advice.ranking, advice.ranking[1:]):
+        tied = value.get(name) is not None and value.get(before) == value.get(name)
+        out += f" {'=' if tied else '>'} {name}"
+    return out
 
 
 def _draw_schedule(ax, advice: Advice, p, color) -> bool:
