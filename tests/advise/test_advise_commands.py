@@ -355,6 +355,12 @@ def test_a_ratio_far_past_the_ladder_is_not_printed_to_every_digit():
     assert (times(53_333.3), times(1e6), times(6.25), times(0.5)) == ("53,333x", "1,000,000x", "6.2x", "0.5x")
 
 
+def test_a_ratio_near_one_is_printed_with_the_digits_that_tell_it_from_one():
+    # a target 4% past the ladder's largest run read "the target is at 1x the ladder's largest compute; no run
+    # measured there" (found by the advise hunt, 2026-12-07)
+    assert (times(1.04), times(0.996), times(1.00003), times(1.0)) == ("1.04x", "0.996x", "1.00003x", "1x")
+
+
 @pytest.mark.parametrize("delta", ["1e300", "1e-300", "inf"])
 def test_a_huber_delta_that_would_fit_least_squares_is_refused_and_creates_nothing(
     delta, ladder_csv, tmp_path, capsys

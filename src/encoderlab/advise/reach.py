@@ -29,8 +29,16 @@ from encoderlab.errors import UserError
 
 def times(ratio: float) -> str:
     """A ratio as a factor: "53,333x", "6.2x", "0.5x"; "5.3e+21x" from ten million up, where every digit of an
-    integer was printed ("5,333,333,333,333,332,983,808x": float noise shown as precision)."""
-    return f"{ratio:,.0f}x" if 10 <= ratio < 1e7 else f"{ratio:.2g}x"
+    integer was printed ("5,333,333,333,333,332,983,808x": float noise shown as precision). A ratio near 1 but
+    not 1 takes the digits that tell it from 1 ("1.04x"): a target 4% past the largest run read "at 1x the
+    ladder's largest compute; no run measured there", a sentence that denies itself."""
+    if 10 <= ratio < 1e7:
+        return f"{ratio:,.0f}x"
+    digits, text = 2, f"{ratio:.2g}"
+    while float(text) == 1 and abs(ratio - 1) > 1e-9 and digits < 9:  # 1e-9: `PastLadder.beyond`'s tolerance
+        digits += 1
+        text = f"{ratio:.{digits}g}"
+    return f"{text}x"
 
 
 @dataclass(frozen=True)
