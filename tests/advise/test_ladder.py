@@ -15,7 +15,9 @@ def test_a_schedule_is_its_stages_not_its_label():
     a = Schedule.biphasic(0.25, 0.4)
     assert a == Schedule.biphasic(0.25, 0.4, label="CLM then MLM") and a.name == "CLM 25% -> MLM-40"
     # a share is keyed exactly: rounded to the hundredth, 0.2500001 was 0.25's schedule, and 0.125 was 0.12's
-    assert a != Schedule.biphasic(0.2500001, 0.4) and Schedule.biphasic(0.125, 0.4).name == "CLM 12.5% -> MLM-40"
+    assert (
+        a != Schedule.biphasic(0.2500001, 0.4) and Schedule.biphasic(0.125, 0.4).name == "CLM 12.5% -> MLM-40"
+    )
     assert a != Schedule.biphasic(0.25, 0.3)
     assert Schedule.biphasic(0.0, 0.4).name == "MLM-40" and Schedule.biphasic(1.0, None).name == "CLM"
     assert (a.clm_share, a.mask_ratio) == (0.25, 0.4)

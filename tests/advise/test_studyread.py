@@ -362,7 +362,9 @@ def test_runs_of_two_shares_are_two_schedules_whatever_digits_are_printed(tmp_pa
         )
         graph.append({"name": f"pretrain/{run}", "kind": "pretrain", "key": key})
     key = "9" * 64  # a run whose record is gone: 16 of 31 steps, read off them
-    write_pretrain_node(study, "clm50", key, "pfs-clm-mlm", ["clm_fraction=0.5", "ratio=0.4"], 0, 6.0, steps=31)
+    write_pretrain_node(
+        study, "clm50", key, "pfs-clm-mlm", ["clm_fraction=0.5", "ratio=0.4"], 0, 6.0, steps=31
+    )
     graph.append({"name": "pretrain/clm50", "kind": "pretrain", "key": key})
     (study / "graph.json").write_text(json.dumps(graph))
     record = [{"name": r, "recipe": "pfs-clm-mlm", "params": {"clm_fraction": s}} for r, s in runs.items()]
