@@ -224,6 +224,17 @@ def test_seed_noise_must_be_estimable():
         advise(ladder, Target(flops=1e19), n_boot=60)
 
 
+def test_every_schedule_without_two_seeds_at_a_rung_is_named_at_once():
+    # the check ran as each schedule was fitted: a ladder of one seed per rung named MLM-40 alone, and a user
+    # who trained its second seeds was refused again for CLM
+    ladder = made_up_ladder({MLM_LIKE: [(3.0,), (2.6,), (2.3,)], CLM_LIKE: [(2.9,), (2.5,), (2.2,)]})
+    with pytest.raises(UserError) as refused:
+        advise(ladder, Target(flops=1e19), n_boot=60)
+    assert str(refused.value).startswith(
+        "no rung of MLM-40 or of CLM has two pretraining seeds, so their seed"
+    )
+
+
 def test_a_given_seed_noise_lets_a_one_seed_ladder_be_advised():
     syn = synthetic_ladder(np.random.default_rng(8), seeds=(1, 1), crossover=0.1)
     target = Target(flops=syn.target_flops)

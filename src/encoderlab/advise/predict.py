@@ -343,11 +343,6 @@ def _prepare(
     schedule: Schedule, runs: tuple[Observation, ...], loss, rng, n_boot, noise, sources
 ) -> ScheduleFit:
     rungs = Rungs.of(runs)
-    if noise is None and np.bincount(rungs.index).max() < 2:
-        raise UserError(
-            f"no rung of {schedule.name} has two pretraining seeds, so its seed noise cannot be estimated; "
-            "train a second seed of at least one of its rungs, or give --seed-noise SD from another ladder"
-        )
     measured = [o.flops / (6.0 * o.params * o.tokens) for o in runs if o.flops is not None]
     return ScheduleFit(
         schedule=schedule,
@@ -373,6 +368,21 @@ def _problems(fit: ScheduleFit, hold_out: tuple[float, float] | None) -> tuple[n
     return values, weights, enough
 
 
+def _check_seed_noise(ladder: Ladder) -> None:
+    """Refuse a ladder where a schedule has no rung of two pretraining seeds, naming every such schedule: the
+    check ran per schedule as each was fitted, so a ladder of one seed per rung named the first schedule only,
+    and a user who trained its second seeds was refused again for the next."""
+    lacking = [s.name for s in ladder.schedules if max(Counter(o.rung for o in ladder.of(s)).values()) < 2]
+    if not lacking:
+        return
+    one = len(lacking) == 1
+    raise UserError(
+        f"no rung of {' or of '.join(lacking)} has two pretraining seeds, so {'its' if one else 'their'} seed "
+        f"noise cannot be estimated; train a second seed of at least one {'of its rungs' if one else 'rung of each'}, "
+        "or give --seed-noise SD from another ladder"
+    )
+
+
 def fit_schedules(
     ladder: Ladder,
     rng: np.random.Generator,
@@ -386,6 +396,8 @@ def fit_schedules(
     to the same number of runs with zero weights); with `hold_out`, also each backtest's fit.
     `paired`: resample pretraining seeds jointly across schedules where they all ran the same ones
     (`paired_sources`)."""
+    if noise is None:
+        _check_seed_noise(ladder)
     sources = paired_sources(ladder, rng, n_boot) if paired and noise is None else None
     prepared = []
     for schedule in ladder.schedules:
