@@ -206,3 +206,23 @@ def test_a_pair_measured_apart_by_exactly_the_noise_bound_is_not_scored_and_the_
     assert "differ by no more than their seed noise's 95% bound" in format_held_out(at)
     past = score_held_out(ladder, **QUICK, seed_noise=math.nextafter(sd, 0.0))
     assert past.within_noise == 0 and past.pairs == 1
+
+
+def test_a_refusal_of_the_sizes_left_to_fit_from_says_it_is_theirs(tmp_path, capsys):
+    """A ladder whose second seeds are all at its largest size: held out, the sizes below have one seed a rung,
+    and the line said "no rung of MLM-40 or of CLM has two pretraining seeds" of a ladder that has them."""
+    syn = synthetic_ladder(np.random.default_rng(0), rungs=3)
+    top = max(o.params for o in syn.ladder.observations)
+    runs = [o for o in syn.ladder.observations if o.seed == 0 or o.params == top]
+    path = write_ladder_csv(
+        SimpleNamespace(ladder=Ladder(syn.ladder.metric, tuple(runs))), tmp_path / "l.csv"
+    )
+    line = one_line_refusal(
+        capsys, ["advise", str(path), "--hold-out-largest", "--bootstrap", "50", "--out", str(tmp_path / "h")]
+    )
+    assert (
+        f"holding out the largest size, N={top:.3g}, the smaller sizes the advice is fitted from are refused: "
+        in line
+    )
+    assert "no rung of MLM-40 or of CLM has two pretraining seeds" in line
+    assert not (tmp_path / "h").exists()

@@ -34,6 +34,7 @@ rungs are reported with how many pairs they count.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from itertools import combinations
 
@@ -152,7 +153,6 @@ def score_held_out(ladder: Ladder, **advise_options) -> HeldOutScore:
             f"holding out the largest size needs 3 sizes or more (two to fit from); the ladder has {len(sizes)}"
         )
     top = sizes[-1]
-    fitted = Ladder(ladder.metric, tuple(o for o in ladder.observations if o.params < top))
     points = sorted({o.rung for o in ladder.observations if o.params == top})
     if all(len(_means(ladder, p)) < 2 for p in points):  # was scored: "0 schedule pairs", every accuracy n/a
         held = {o.schedule.name for o in ladder.observations if o.params == top}
@@ -161,7 +161,21 @@ def score_held_out(ladder: Ladder, **advise_options) -> HeldOutScore:
             f"the largest size, N={top:.3g}, has no rung that two schedules ran ({who}), so no ranking can be "
             f"scored there; run every schedule at N={top:.3g}"
         )
-    return _summarise(top, [_score_rung(ladder, fitted, p, advise_options) for p in points])
+    with _fitted_part(top):
+        fitted = Ladder(ladder.metric, tuple(o for o in ladder.observations if o.params < top))
+        return _summarise(top, [_score_rung(ladder, fitted, p, advise_options) for p in points])
+
+
+@contextmanager
+def _fitted_part(top: float):
+    """A refusal of the sizes below the held-out one says it is theirs: a ladder whose second seeds were all at
+    its largest size was refused "no rung of MLM-40 or of CLM has two pretraining seeds", which it had."""
+    try:
+        yield
+    except UserError as exc:
+        raise UserError(
+            f"holding out the largest size, N={top:.3g}, the smaller sizes the advice is fitted from are refused: {exc}"
+        ) from None
 
 
 def _score_rung(ladder: Ladder, fitted: Ladder, point: tuple[float, float], options: dict) -> HeldOutRung:
