@@ -43,7 +43,7 @@ from scipy import stats
 
 from encoderlab.advise.decide import advise, decision_accuracy, percent, scored_pairs
 from encoderlab.advise.ladder import Ladder
-from encoderlab.advise.predict import Rungs, Target
+from encoderlab.advise.predict import Rungs, Target, check_seed_noise
 from encoderlab.errors import UserError
 from encoderlab.words import count
 
@@ -161,15 +161,18 @@ def score_held_out(ladder: Ladder, **advise_options) -> HeldOutScore:
             f"the largest size, N={top:.3g}, has no rung that two schedules ran ({who}), so no ranking can be "
             f"scored there; run every schedule at N={top:.3g}"
         )
-    with _fitted_part(top):
+    with _fitted_part(top):  # not the options' refusals, which are the caller's (`check_fit_options`)
         fitted = Ladder(ladder.metric, tuple(o for o in ladder.observations if o.params < top))
-        return _summarise(top, [_score_rung(ladder, fitted, p, advise_options) for p in points])
+        if advise_options.get("seed_noise") is None:
+            check_seed_noise(fitted)
+    return _summarise(top, [_score_rung(ladder, fitted, p, advise_options) for p in points])
 
 
 @contextmanager
 def _fitted_part(top: float):
-    """A refusal of the sizes below the held-out one says it is theirs: a ladder whose second seeds were all at
-    its largest size was refused "no rung of MLM-40 or of CLM has two pretraining seeds", which it had."""
+    """A refusal of the sizes below the held-out one (their ladder, their seeds) says it is theirs: a ladder
+    whose second seeds were all at its largest size was refused "no rung of MLM-40 or of CLM has two
+    pretraining seeds", which it had."""
     try:
         yield
     except UserError as exc:

@@ -368,7 +368,7 @@ def _problems(fit: ScheduleFit, hold_out: tuple[float, float] | None) -> tuple[n
     return values, weights, enough
 
 
-def _check_seed_noise(ladder: Ladder) -> None:
+def check_seed_noise(ladder: Ladder) -> None:
     """Refuse a ladder where a schedule has no rung of two pretraining seeds, naming every such schedule: the
     check ran per schedule as each was fitted, so a ladder of one seed per rung named the first schedule only,
     and a user who trained its second seeds was refused again for the next."""
@@ -397,7 +397,7 @@ def fit_schedules(
     `paired`: resample pretraining seeds jointly across schedules where they all ran the same ones
     (`paired_sources`)."""
     if noise is None:
-        _check_seed_noise(ladder)
+        check_seed_noise(ladder)
     sources = paired_sources(ladder, rng, n_boot) if paired and noise is None else None
     prepared = []
     for schedule in ladder.schedules:
