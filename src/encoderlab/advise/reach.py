@@ -116,7 +116,12 @@ def reach_warnings(
     one rung inside the ladder. Where the whole ladder reaches the target but a schedule's own rungs do
     not (they span less of it), one warning per such schedule with a curve: its prediction is read from
     its own rungs alone, however far the others reach. `backtested`: whether a backtest ran (a ladder of 3
-    rungs fits curves but allows none, and the warning said the backtest checked one rung)."""
+    rungs fits curves but allows none, and the warning said the backtest checked one rung).
+
+    Rungs are measured at their seeds' mean compute (`Rungs.compute`) on purpose: that is the compute each run is
+    fitted at (`ScheduleFit.inputs`), so the span is the curve's own, and a rung's seeds differ in compute only by
+    a few percent of logged FLOPs. The spread of a rung's values across seeds is no question of reach: it is
+    the bootstrap's to resample and `decide.noise_warnings`' to flag (checked 2026-12-07)."""
     lo, hi = _ladder_compute(fits)
     curves = all(f.fits is not None for f in fits)
     whole = _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans", curves, backtested)
