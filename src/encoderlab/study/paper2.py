@@ -86,8 +86,9 @@ ModernBERT's code (Composer, sequence packing, as the paper says) the training s
 (`seed_all`, main.py L370, each rank at seed + rank) and the `shuffle_seed` key seeds both the data order
 and the MLM masks (text_data.py L386, L414; sequence_packer.py L179). So if paper 2 kept that code, its
 twin kept the masks too and differed by dropout: attention-output dropout 0.1 in every ModernBERT and
-BioClinical-ModernBERT training yaml. encoderlab's models have no dropout and seed a missing head from
-the start model's weights, so here the training seed drives the masks alone: seeding the twin's masks
+BioClinical-ModernBERT training yaml. encoderlab's own models and ModernBERT's hub configs have no dropout
+(MiniLM, the demo's start model, keeps its 0.1, also drawn from the training seed) and a missing head is
+seeded from the start model's weights, so at `cpu` and the gpu scales the training seed drives the masks alone: seeding the twin's masks
 from the data seed would leave it the baseline itself on the CPU (a divergence of 0, not a noise floor).
 The twin measures mask noise where the paper probably measured dropout noise, neither known to be the
 larger (docs/analysis.md, with the citations)."""
