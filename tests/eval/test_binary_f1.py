@@ -109,6 +109,25 @@ def test_an_f1_the_task_does_not_fit_is_one_line_before_anything_is_written(
     assert not (tmp_path / "e").exists()
 
 
+SELECT_F1 = {"metric": "accuracy", "finetune": {"select": "best_epoch", "select_metric": "f1"}}
+
+
+@pytest.mark.parametrize("case", ["three-classes", "positive-not-named"])
+def test_a_refused_select_metric_f1_is_named_as_written(tmp_path, capsys, case):
+    # was: "metric 'f1' ...", naming a key the file does not hold (it wrote finetune.select_metric)
+    if case == "three-classes":
+        spec = {**_three_classes(tmp_path), **SELECT_F1}
+        told = r"finetune.select_metric 'f1' is the F1 of one class of a two-class task"
+    else:
+        spec = {**_mrpc_files(tmp_path, "names"), **SELECT_F1}
+        told = r"finetune.select_metric 'f1' is the F1 of the positive class, and the two classes"
+    path = write_task_file(tmp_path, name="reviews", **spec)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--lrs", "1e-4", "--seeds", "0"]
+    code, err = cli([*argv, "--out", tmp_path / "e"], capsys)
+    assert_one_line(code, err, rf"^encoderlab: error: task file {path}: {told} ")
+    assert not (tmp_path / "e").exists()
+
+
 def test_check_names_the_class_f1_scores(tmp_path, capsys):
     # the class scored is said: here the second of `labels:` (one read from the data is named, below)
     spec = {**sentiment_files(tmp_path), "metric": "f1", "max_length": 64}  # the tiny model's 256 positions

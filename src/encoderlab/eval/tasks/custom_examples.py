@@ -121,7 +121,7 @@ def _labelled(
         parts[s][i] = convert(raw[s][i], f"{where}: {places[s].of(s, i)}")
     check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
     # the metric as `task_from_file` resolves it (the family's default where the file names none)
-    scored_by = {spec.metric or family_metrics(spec.family, spec.options)[0], spec.finetune.select_metric}
+    scored_by = (spec.metric or family_metrics(spec.family, spec.options)[0], spec.finetune.select_metric)
     check_positive_named(labels, spec.labels is None and names is None, spec.options, scored_by, where)
     if spec.family == "tc" and "entity_f1" in scored_by:
         check_iob2(parts, labels, places, order, where)

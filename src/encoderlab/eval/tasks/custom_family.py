@@ -113,7 +113,15 @@ def kind_hint(family: str, options: dict, metric: str) -> str:
     return ""
 
 
-def check_binary_f1(labels: tuple[str, ...], options, asked, where: str) -> None:
+def f1_key(asked: tuple[str | None, str | None]) -> str:
+    """The task file key that asked for `f1` (`asked`: its metric, then its select metric): a line about
+    the score names the key the user wrote, not `metric` for a `finetune.select_metric: f1`."""
+    return "metric" if asked[0] == BINARY_F1 else "finetune.select_metric"
+
+
+def check_binary_f1(
+    labels: tuple[str, ...], options, asked: tuple[str | None, str | None], where: str
+) -> None:
     """A task scored by `f1` (`asked`: its metric and select metric) has two classes, and its
     `positive_label` is one of them; `positive_label` without `f1` is refused, as it would score nothing.
     Checked once the label set is read (from `labels:` or the data), before anything is written."""
@@ -127,7 +135,7 @@ def check_binary_f1(labels: tuple[str, ...], options, asked, where: str) -> None
         return
     if len(labels) != 2:
         raise UserError(
-            f"{where}: metric 'f1' is the F1 of one class of a two-class task (GLUE's MRPC and QQP), but this "
+            f"{where}: {f1_key(asked)} 'f1' is the F1 of one class of a two-class task (GLUE's MRPC and QQP), but this "
             f"task has {len(labels)} classes ({', '.join(labels)}); write macro_f1, each class's F1 averaged, "
             "or weighted_f1"
         )
@@ -143,7 +151,9 @@ GLUE_IDS = ("0", "1")
 where 1 is the positive class (GLUE's MRPC and QQP), as names sorted."""
 
 
-def check_positive_named(labels: tuple[str, ...], inferred: bool, options: dict, asked, where: str) -> None:
+def check_positive_named(
+    labels: tuple[str, ...], inferred: bool, options: dict, asked: tuple[str | None, str | None], where: str
+) -> None:
     """A task scored by `f1` whose two classes were read from its data (`inferred`: no `labels:`, no
     ClassLabel names) names its positive class. Sorted, the second of them is the later name, which for
     MRPC's `equivalent`/`not_equivalent` or QQP's `duplicate`/`not_duplicate` is the negative one: it was
@@ -155,7 +165,7 @@ def check_positive_named(labels: tuple[str, ...], inferred: bool, options: dict,
     first, second = labels
     fix = " or ".join(f"`options: {{positive_label: {flow(name)}}}`" for name in labels)
     raise UserError(
-        f"{where}: metric 'f1' is the F1 of the positive class, and the two classes read from the data "
+        f"{where}: {f1_key(asked)} 'f1' is the F1 of the positive class, and the two classes read from the data "
         f"({first}, {second}) do not say which it is; write {fix}, or `labels:` with the positive class second"
     )
 
