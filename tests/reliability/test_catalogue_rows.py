@@ -79,6 +79,7 @@ NAMED = {
     "eval-check-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "study-cka-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_study_cka_nodes_start_model_pruned_while_it_is_read_is_one_line",
     "eval-out-in-hub-cache": "tests.eval.test_hub_start_commit::test_an_out_inside_a_hub_ids_cache_folder_is_refused_and_writes_nothing",
+    "eval-out-in-hub-mirror": "tests.eval.test_eval_out_in_mirror::test_an_out_inside_the_task_files_hub_mirror_is_refused_and_writes_nothing",
     "pretrain-out-in-hub-cache": "tests.train.test_start_commit::test_a_run_or_export_inside_its_hub_ids_cache_folder_is_refused_and_writes_nothing",
     "eval-check-model-without-weights": "tests.eval.test_eval_check::test_a_model_folder_without_its_weights_is_refused_by_check_in_the_runs_line",
     "eval-check-model-pickle-weights": "tests.eval.test_eval_check::test_check_gives_a_hugging_face_folders_weight_layout_the_runs_verdict",

@@ -367,9 +367,16 @@ def mirror_folders(sources) -> list[Path]:
     (a missing mirror is refused where the source is read) but the variable naming a file, read only where a
     source is a hub one. For a command that reads the sources later (`study
     run`): its --out must lie outside them, checked before it writes anything."""
-    hubs = [s.location[3:] for s in map(expand, sources) if s.location.startswith("hf:")]
-    root = mirror_root() if hubs else None  # a study of local files alone reads no mirror variable
-    return [root / h for h in hubs if root is not None and well_formed_hub_id(h) and (root / h).is_dir()]
+    return hub_mirror_folders([s.location[3:] for s in map(expand, sources) if s.location.startswith("hf:")])
+
+
+def hub_mirror_folders(hub_ids) -> list[Path]:
+    """The mirror folders (`ENCODERLAB_HUB_DATA`) of these hub dataset ids that have one here, as
+    `mirror_folders` reads them: the one test of where a hub id's mirror lies, for a command whose --out must
+    lie outside what it reads (`study run`'s corpora, `eval`'s tasks)."""
+    hub_ids = list(hub_ids)
+    root = mirror_root() if hub_ids else None  # a command reading no hub id reads no mirror variable
+    return [root / h for h in hub_ids if root is not None and well_formed_hub_id(h) and (root / h).is_dir()]
 
 
 def fixed_on_hub(cfg: SourceConfig) -> bool:

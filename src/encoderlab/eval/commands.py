@@ -103,6 +103,7 @@ def eval_command(
     folder = guarded_folder(model)
     check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)  # reads only
     with _hub_data(hub_data):
+        _check_out_outside_mirrors(out, suite, names, task_file)  # reads only
         if check:
             _check_command(model, suite, names, task_file, lrs, seeds, out)
         else:
@@ -165,6 +166,21 @@ def _picked_file_tasks(names: list[str], task_file) -> list[str]:
     picked = [n for n in names if n in ours]
     refuse_repeats(picked)
     return [t.name for t in load_task_files(task_file, only=picked or None)]
+
+
+def _check_out_outside_mirrors(out: Path, suite, names, task_file) -> None:
+    """Refuse an --out inside (or holding) the hub mirror folder a task reads (`--hub-data`), as `study run`
+    refuses one inside a corpus's: `datasets` reads every file of a mirror folder, so results written there
+    would be read as the task's data next time. From the task files' specs and the built-in tasks named or
+    of the suite, before any task's data is read (a read leaves `datasets`' cache behind a refusal)."""
+    from encoderlab.data.sources import hub_mirror_folders
+    from encoderlab.eval.suites import SUITES
+    from encoderlab.eval.tasks.custom import file_hub_repos
+
+    builtin = [n for n in (*names, *SUITES.get(suite or "", ())) if n in BUILTIN]
+    repos = [*(r for rs in file_hub_repos(task_file).values() for r in rs)]
+    repos += [r for n in builtin for r in TASKS[n].hub_repos]
+    check_output(out, KIND, sources=hub_mirror_folders(r.repo for r in repos), legacy=is_eval_folder)
 
 
 def _check_command(model, suite, names, task_file, lrs, seeds, out) -> None:
