@@ -217,6 +217,22 @@ def test_prepare_streams_fineweb_edu_through_eurobert_into_uint32(hub, tmp_path)
     assert json.loads(json.dumps(meta)) == meta  # plain JSON
 
 
+def test_a_prepare_refused_on_a_streamed_hub_records_field_leaves_nothing_in_hf_home(
+    hub, tmp_path, monkeypatch
+):
+    """The stream `datasets` opens (`hubread.stream_files`) made a builder, which took a lock file in its cache
+    (HF_HOME/datasets) and left it there behind the refusal of a text field the records lack."""
+    from tests.reliability.treestate import assert_unchanged, world_state
+
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path, hub)
+    source = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", text_field="body")
+    cfg = PrepareConfig(sources=(source,), tokenizer=EUROBERT, decontaminate=())
+    with pytest.raises(UserError, match=r"has no column 'body' .*fix #text_field"):
+        prepare(cfg, tmp_path / "p", workers=1, progress=False)
+    assert_unchanged(before)
+
+
 def test_a_study_out_inside_a_hub_mirror_it_reads_is_refused_before_anything_is_written(
     hub, tmp_path, monkeypatch
 ):

@@ -160,6 +160,31 @@ def test_a_hub_that_stops_answering_mid_download_is_one_line_then_offline_the_cu
         load_hub(HubSource("me/reviews"))
 
 
+@pytest.mark.parametrize("cut", [False, True])
+def test_a_refused_read_of_a_hub_csv_dataset_leaves_nothing_in_the_datasets_cache(
+    hub_server, monkeypatch, cut
+):
+    """The builder resolving a CSV dataset on the hub, read only for its file list (the files are fetched
+    into the hub cache's snapshot and read from there), took a lock file in `datasets`' cache and left it
+    behind a refusal: a header naming a column twice, or the hub gone in the middle of the fetch. The hub
+    cache keeps what was fetched (a later read, offline too, reads it), as `hf download` would."""
+    from pathlib import Path
+
+    import datasets.config
+    from tests.reliability.treestate import assert_unchanged, tree_state
+
+    header = b"review,stars" if cut else b"review,stars,stars"
+    serve_dataset(hub_server, "me/reviews", ".csv", header + b"\nfine,1\n", header + b"\nbad,0\n")
+    cache = Path(datasets.config.HF_DATASETS_CACHE)
+    before = {str(cache): tree_state(cache)}
+    if cut:
+        down_after_first_file(hub_server, monkeypatch, lambda url: "/data/" in url)
+    told = "the hub did not answer" if cut else "names the column 'stars' twice"
+    with pytest.raises(UserError, match=told):
+        load_hub(HubSource("me/reviews"))
+    assert_unchanged(before)
+
+
 READ_IN_A_NEW_PROCESS = """
 import json
 import time

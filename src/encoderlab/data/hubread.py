@@ -11,6 +11,7 @@ lines do), not the dataset's features, so the suggestion is what that record hol
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,11 +31,27 @@ def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator
 
     if not indices:
         return
+    # a stream prepares nothing, but its builder takes a lock file in its cache folder and leaves it there:
+    # a scratch one, gone with the stream, so a refusal (a field the records lack) leaves none in HF_HOME
+    with tempfile.TemporaryDirectory(prefix="encoderlab-stream-") as scratch:
+        yield from _stream(datasets, ds, indices, columns, scratch)
+
+
+def _stream(
+    datasets, ds: HubDataset, indices: range, columns: list[str], cache_dir: str
+) -> Iterator[tuple[int, dict]]:
+    """`stream_files`' records, its builder's cache `cache_dir`."""
     # pinned: the commit the files were listed at (a pinned branch may move meanwhile), else as before
     at = {"revision": ds.revision if is_commit(ds.revision) else ds.pinned} if ds.pinned else {}
     try:
         stream = datasets.load_dataset(
-            ds.location, ds.config, split=ds.split, data_dir=ds.data_dir, streaming=True, **at
+            ds.location,
+            ds.config,
+            split=ds.split,
+            data_dir=ds.data_dir,
+            streaming=True,
+            cache_dir=cache_dir,
+            **at,
         )
     except Exception as exc:
         raise UserError(f"cannot stream hub dataset '{ds.hub_id}' ({first_line(exc)})") from None

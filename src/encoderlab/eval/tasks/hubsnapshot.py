@@ -37,6 +37,7 @@ from encoderlab.eval.tasks.hubcomplete import (
 )
 from encoderlab.eval.tasks.hubsource import CARD_FILES, HubSource, config_problem
 from encoderlab.eval.tasks.hubtree import tree_file
+from encoderlab.outdir import missing_folders, remove_folders
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def hub_snapshot(datasets, source: HubSource, kwargs: dict):
         unreachable = unanswered(down) if down is not None else None
         try:
             if unreachable is None:
-                builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
+                builder = _unlocked_builder(datasets, source.repo, **kwargs, revision=source.revision)
         except (ConnectionError, *transport_errors()) as exc:  # the hub unreachable: the cache may hold it
             builder, unreachable = None, unanswered(exc)  # an httpx2 error `datasets` let through
         if builder is not None and (builder.name == "csv" or _export_parquet(source, builder)):
@@ -90,6 +91,24 @@ def hub_snapshot(datasets, source: HubSource, kwargs: dict):
     if unreachable is not None and not (down and isinstance(folder, Unread)):  # `datasets` tried its copy
         raise UserError(folder.line) if folder else unreachable  # not a second round of its attempts
     return folder
+
+
+def _unlocked_builder(datasets, path: str, **kwargs):
+    """`datasets.load_dataset_builder(path, **kwargs)` in `datasets`' own cache (a builder resolved on the hub
+    is prepared there), without the lock file its construction leaves: `DatasetBuilder.__init__` holds it
+    only while it looks for a prepared copy, and leaves it (with the cache folder, made for it) behind a
+    refusal that follows (a snapshot's CSV header, the hub gone mid-fetch), where a CSV dataset's builder is
+    a listing alone. Not `hub.listing_builder`'s temporary cache: the builder that `datasets` prepares from
+    would then be resolved a second time (each load asked the hub twice). The lock's name is `datasets`'
+    own (5.x: the cache folder, `/` as `_`); preparing takes locks of its own, left as `datasets` leaves them."""
+    root = Path(kwargs.get("cache_dir") or datasets.config.HF_DATASETS_CACHE)
+    made = missing_folders(root)
+    builder = datasets.load_dataset_builder(path, **kwargs)
+    folder = getattr(builder, "_cache_dir", None)  # None where a later `datasets` renames it: the lock stays
+    if folder is not None:
+        (root / (Path(folder).as_posix().replace("/", "_") + ".lock")).unlink(missing_ok=True)
+    remove_folders(made)  # only while empty
+    return builder
 
 
 def _export_parquet(source: HubSource, builder) -> bool:
