@@ -48,3 +48,53 @@ def test_the_repr_of_many_pairs_is_never_held_whole():
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     assert peak * 20 < text
+
+
+def _one_shot_data_hash(data) -> str:
+    """`splits.data_hash` as it was: each part one JSON text, its IR splits through `_hashed`."""
+    import json
+
+    from encoderlab.eval.tasks.splits import _hashed
+
+    whole = hashlib.sha256()
+    for part in (data.train, data.val, data.tests, data.labels):
+        whole.update(json.dumps(part, sort_keys=True, default=_hashed).encode())
+    return whole.hexdigest()[:16]
+
+
+def _corpus_split(n: int, **kw) -> IRSplit:
+    corpus = {
+        f"d{(i * 7919) % n} ü": f"passage “{i}” " + "words " * 30 for i in range(n)
+    }  # keys out of order
+    queries = {f"q{i}": f"what {i}" for i in range(min(n, 300))}
+    return IRSplit(queries, corpus, {q: {f"d{i} ü": 1, "x": 0} for i, q in enumerate(queries)}, **kw)
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 1000])
+def test_the_data_hash_of_ir_splits_is_the_one_shot_json_texts(n):
+    from encoderlab.eval.spec import TaskData
+    from encoderlab.eval.tasks.splits import data_hash
+
+    split, beir = _corpus_split(n), _corpus_split(n, ignore_identical_ids=True)
+    pairs = [{"query": "q", "document": "d", NEGATIVE: "n"}, {"query": "q2", "document": "d2"}]
+    data = TaskData(pairs, split, {"test": beir, "ood": split, "nested": [[1, (2, 3)], {"k": [None, 1.5]}]})
+    assert data_hash(data) == _one_shot_data_hash(data)
+    data = TaskData([], [], {"test": [{"text": "a", "label": 1}] * n}, labels=("b", "a"))
+    assert data_hash(data) == _one_shot_data_hash(data)
+
+
+def test_the_data_hash_of_a_large_corpus_never_holds_its_json_text_whole():
+    # was: an IR split (its corpus) was one JSON text, then its bytes, and `dataclasses.asdict` copied it
+    # first: for 1M documents of 320 characters about 1 GiB at once, per split
+    from encoderlab.eval.spec import TaskData
+    from encoderlab.eval.tasks.splits import data_hash
+
+    split = _corpus_split(20_000)
+    text = sum(len(k) + len(v) for k, v in split.corpus.items())
+    data = TaskData([], split, {"test": split})
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    data_hash(data)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    assert peak * 5 < text

@@ -320,19 +320,70 @@ def data_hash(data: TaskData) -> str:
     return h.hexdigest()[:16]
 
 
-def _json_chunks(part):
+def _json_chunks(part) -> Iterable[str]:
     """`json.dumps(part, sort_keys=True, default=_hashed)` in pieces whose concatenation is that text, so the
-    hash is the one-shot text's: a list one element at a time (`[`, then `, ` between elements, `]`, as
-    `json.dumps` separates them), else whole. Why: the training examples of a large pairs file (300,000
-    rows beside `data.beir`) were one JSON text, then its bytes: the peak of loading the task (484 MiB of
-    Python objects, tracemalloc, of which 268 stay held). Each element still goes through the C encoder."""
-    if not isinstance(part, list):
+    hash is the one-shot text's: a list, tuple, dict of text keys or `IRSplit` (as `_hashed` gives it) a
+    run of elements at a time (`_runs`), else whole. Why: the training examples of a large pairs file
+    (300,000 rows beside `data.beir`) were one JSON text, then its bytes: the peak of loading the task (484
+    MiB of Python objects, tracemalloc, of which 268 stay held); an IR split (its corpus) was one text
+    still, 1M documents of 320 characters ~1 GiB and a minute, twice (validation and test). A run is one
+    call of the C encoder, so the pieces cost no Python loop per document."""
+    if isinstance(part, IRSplit):
+        part = _split_fields(part)
+    if type(part) is dict and all(type(k) is str for k in part):
+        yield "{"
+        items = ((key, part[key]) for key in sorted(part))  # `sort_keys`' order; its keys alone are held
+        yield from _runs(items, True, _json_run, _json_chunks, json.dumps)
+        yield "}"
+    elif type(part) in (list, tuple):
+        yield "["
+        yield from _runs(part, False, _json_run, _json_chunks)
+        yield "]"
+    else:
         yield json.dumps(part, sort_keys=True, default=_hashed)
-        return
-    yield "["
-    for i, item in enumerate(part):
-        yield (", " if i else "") + json.dumps(item, sort_keys=True, default=_hashed)
-    yield "]"
+
+
+def _json_run(run: list, pairs: bool) -> str:
+    """A run's elements (or key: value pairs) as `json.dumps` writes them inside their container."""
+    return json.dumps(dict(run) if pairs else run, sort_keys=True, default=_hashed)[1:-1]
+
+
+RUN = 256
+"""Elements written by one call (`_runs`): a piece of a corpus is 256 documents, about 100 KiB of text."""
+
+
+def _runs(
+    items, pairs: bool, run_text: Callable, chunks: Callable, key_text: Callable = repr
+) -> Iterable[str]:
+    """A container's elements (`pairs`: its (key, value) items) as its text writes them, `, ` between: runs
+    of up to `RUN` small ones (`_small`) written by one `run_text` call, a large one (a corpus in a split)
+    through `chunks`, after its key as `key_text` writes it."""
+    run: list = []
+    said = False  # whether anything of the container was written: the next piece opens with `, `
+    for item in items:
+        small = _small(item[1] if pairs else item)
+        if run and (not small or len(run) == RUN):
+            yield (", " if said else "") + run_text(run, pairs)
+            said, run = True, []
+        if small:
+            run.append(item)
+            continue
+        yield (", " if said else "") + (key_text(item[0]) + ": " if pairs else "")
+        yield from chunks(item[1] if pairs else item)
+        said = True
+    if run:
+        yield (", " if said else "") + run_text(run, pairs)
+
+
+def _small(value) -> bool:
+    """Whether `value` is written whole inside a run: a scalar, or a short list, tuple or dict of them (an
+    example, a query's judgements); not a dataclass, nor a long container (a corpus)."""
+    kind = type(value)
+    if kind in (str, int, float, bool, type(None)):
+        return True
+    if kind in (list, tuple, dict) and len(value) <= 64:
+        return all(map(_small, value.values() if kind is dict else value))
+    return False
 
 
 def repr_sha256(obj) -> str:
@@ -348,19 +399,16 @@ def repr_sha256(obj) -> str:
 
 def _repr_chunks(obj) -> Iterable[str]:
     """`repr(obj)` in pieces: lists, tuples, dicts and dataclasses with their generated repr (an
-    `IRSplit`) one element (field) at a time, anything else whole; their concatenation is `repr(obj)`."""
+    `IRSplit`) a run of elements (a field) at a time (`_runs`), anything else whole; their concatenation
+    is `repr(obj)`."""
     if type(obj) in (list, tuple) and (type(obj) is list or len(obj) != 1):
         opening, closing = ("[", "]") if type(obj) is list else ("(", ")")
         yield opening
-        for i, item in enumerate(obj):
-            yield from ((", ",) if i else ())
-            yield from _repr_chunks(item)
+        yield from _runs(obj, False, _repr_run, _repr_chunks)
         yield closing
     elif type(obj) is dict:
         yield "{"
-        for i, (key, value) in enumerate(obj.items()):
-            yield (", " if i else "") + repr(key) + ": "
-            yield from _repr_chunks(value)
+        yield from _runs(obj.items(), True, _repr_run, _repr_chunks)
         yield "}"
     elif dataclasses.is_dataclass(obj) and hasattr(type(obj).__repr__, "__wrapped__"):  # generated repr
         yield type(obj).__qualname__ + "("
@@ -371,6 +419,21 @@ def _repr_chunks(obj) -> Iterable[str]:
         yield ")"
     else:
         yield repr(obj)
+
+
+def _repr_run(run: list, pairs: bool) -> str:
+    """A run's elements (or key: value pairs) as `repr` writes them inside their container (a tuple's as a
+    list's: the same elements, `, ` between)."""
+    return repr(dict(run) if pairs else list(run))[1:-1]
+
+
+def _split_fields(split: IRSplit) -> dict:
+    """`_hashed(split)` without its deep copy (`dataclasses.asdict` copies the corpus): the same fields,
+    hence the same JSON text."""
+    fields = {f.name: getattr(split, f.name) for f in dataclasses.fields(split)}
+    if not split.ignore_identical_ids:
+        del fields["ignore_identical_ids"]
+    return fields
 
 
 def _hashed(split: IRSplit) -> dict:
