@@ -1,4 +1,4 @@
-"""Prepared sc and ir splits hold their ids compactly (`eval/tokenids.py`) and train to the same bits.
+"""Prepared sc, ir and tc splits hold their ids compactly (`eval/tokenids.py`) and train to the same bits.
 
 Before, a prepared split was a list of dicts of Python lists of ints, about 40 bytes per token (300,000
 synthetic msmarco-like pairs: see docs/benchmarks.md, `scripts/ir_prepare_memory.py`). The fine-tuning
@@ -14,14 +14,24 @@ import random
 import tracemalloc
 
 import pytest
-from tests.eval.conftest import TOPICS, filler, ir_pairs, sc_examples
+from tests.eval.conftest import TOPICS, filler, ir_pairs, sc_examples, tc_examples
 
 from encoderlab.eval import tokenids
 from encoderlab.eval.batching import Prepared
 from encoderlab.eval.families import input_text, text_ids
+from encoderlab.eval.features import encode_words
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.heads import input_key
-from encoderlab.eval.spec import NEGATIVE, FinetuneConfig, IROptions, IRSplit, SCOptions, Task, TaskData
+from encoderlab.eval.spec import (
+    NEGATIVE,
+    FinetuneConfig,
+    IROptions,
+    IRSplit,
+    SCOptions,
+    Task,
+    TaskData,
+    TCOptions,
+)
 
 CFG = FinetuneConfig(batch_size=8, micro_batch_size=4, max_steps=12, warmup_ratio=0.1)
 
@@ -82,6 +92,18 @@ def _old_sc(task: Task, tokenizer, data: TaskData) -> Prepared:
     return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
 
+def _old_tc(task: Task, tokenizer, data: TaskData) -> Prepared:
+    """The prepared tc splits as the code before they were compact built them: dicts of lists."""
+
+    def enc(split):
+        feats = encode_words(
+            tokenizer, [e["tokens"] for e in split], [e["tags"] for e in split], task.max_length
+        )
+        return [{**f, "gold": e["tags"]} for f, e in zip(feats, split)]
+
+    return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+
+
 def _same_run(task, model, tokenizer, data, old: Prepared, monkeypatch) -> None:
     monkeypatch.setattr(tokenids, "CHUNK", 7)
     new = prepare(task, tokenizer, data)
@@ -103,6 +125,13 @@ def test_sc_fine_tuning_on_compact_splits_is_bit_identical(model, tokenizer, mon
     task = _task(name="sc", options=SCOptions(labels=("neg", "pos")), metric="accuracy")
     data = TaskData(train=sc_examples(40, 0), val=sc_examples(9, 1), tests={"test": sc_examples(15, 2)})
     _same_run(task, model, tokenizer, data, _old_sc(task, tokenizer, data), monkeypatch)
+
+
+def test_tc_fine_tuning_on_compact_splits_is_bit_identical(model, tokenizer, monkeypatch):
+    labels = ("O", "B-PER", "B-LOC", "I-LOC")  # conftest's tc_examples
+    task = _task(name="tc", options=TCOptions(labels=labels), metric="accuracy", max_length=16)
+    data = TaskData(train=tc_examples(40, 0), val=tc_examples(9, 1), tests={"test": tc_examples(15, 2)})
+    _same_run(task, model, tokenizer, data, _old_tc(task, tokenizer, data), monkeypatch)
 
 
 def test_token_ids_read_back_as_the_lists_stored():

@@ -61,7 +61,7 @@ from encoderlab.eval.metrics import (
     weighted_f1,
 )
 from encoderlab.eval.spec import NEGATIVE, IRSplit, PairSCOptions, QAOptions, Task, TaskData
-from encoderlab.eval.tokenids import CompactFeatures, columns, compact_ids, input_keys
+from encoderlab.eval.tokenids import CompactFeatures, TokenIds, columns, compact_ids, input_keys
 
 NEAR_CONSTANT_SHARE = 0.99
 """A tagger that gives one tag to at least this share of the words has learned (almost) nothing; a word
@@ -251,9 +251,10 @@ class TokenClassification:
                 all_subwords=task.options.subword_labels == "all",
                 split_words=task.options.words == "split",
             )
-            for f, e in zip(feats, split):
-                f["gold"] = e["tags"]
-            return feats
+            # held compactly (`tokenids`), read back as the dicts of lists the loop read before
+            lists = {k: [f[k] for f in feats] for k in ("input_ids", "labels", "words")}
+            lists["gold"] = [e["tags"] for e in split]
+            return CompactFeatures({k: TokenIds.of([v], signed=k == "labels") for k, v in lists.items()})
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 

@@ -6,7 +6,9 @@ overhead). Paper 1's IR training set (msmarco-pairs, about 500,000 query/positiv
 gigabytes per process, and a grid's nodes keep it for the whole run (`protocol._PREPARED`). Here a
 column of texts is `TokenIds` (4 bytes per token, 8 per text), and a split is `CompactFeatures`: its id
 columns and its plain per-example columns (labels, document ids, input keys), which builds an example's
-dict when it is read.
+dict when it is read. A tc split is one too: its ids, labels (-100 where ignored: `signed`), labelled
+words and gold tags are int columns (63 bytes a token before, 17 after, `encode_words`' lists of 20,000
+synthetic sentences, tracemalloc); QA's features are still lists.
 
 Results are unchanged by construction: an example reads back as the same dict of the same Python lists
 of ints the loop read before (`CompactFeatures.__getitem__`), the texts are tokenised by the same call
@@ -41,14 +43,15 @@ class TokenIds(Sequence):
         self.flat, self.offsets = flat, offsets
 
     @classmethod
-    def of(cls, chunks: Iterable[Sequence[Sequence[int]]]) -> TokenIds:
-        """The ids of every text of `chunks` (lists of id lists), in order."""
+    def of(cls, chunks: Iterable[Sequence[Sequence[int]]], signed: bool = False) -> TokenIds:
+        """The ids of every text of `chunks` (lists of id lists), in order. `signed`: other int lists than
+        token ids, negatives allowed (a token classifier's labels, -100 where ignored)."""
         parts, lengths = [], []
         for chunk in chunks:
             lengths.append(np.fromiter((len(ids) for ids in chunk), dtype=np.int64, count=len(chunk)))
             flat = np.fromiter((t for ids in chunk for t in ids), dtype=np.int64)
             # no vocabulary comes near int32's range: a guard against a bug, not a refusal of input
-            if flat.size and (flat.min() < 0 or flat.max() > INT32_MAX):
+            if flat.size and (flat.min() < (-INT32_MAX if signed else 0) or flat.max() > INT32_MAX):
                 raise ValueError("token ids outside int32")
             parts.append(flat.astype(np.int32))
         offsets = np.zeros(sum(len(x) for x in lengths) + 1, dtype=np.int64)
