@@ -181,6 +181,16 @@ def _write_compute(study_dir: Path, records: list[dict]) -> None:
     )
 
 
+def _compute_line(node: Node, marker: NodeMarker, lines: dict[str, tuple[NodeMarker, str]]) -> str:
+    """`node`'s compute.jsonl line for `marker`, encoded once per marker: `run_graph` rewrites the whole file
+    after every node, and encoding every finished node's record each time made a study of n nodes cost
+    n^2 / 2 encodings (a third of a 450-node fake study's CPU time)."""
+    hit = lines.get(node.name)
+    if hit is None or hit[0] is not marker:
+        hit = lines[node.name] = (marker, json_text(compute_record(node, marker), sort_keys=True) + "\n")
+    return hit[1]
+
+
 def run_graph(
     spec: StudySpec, graph: Graph, backend: Backend, study_dir: Path, progress: bool = True, jobs: int = 1
 ) -> dict:
@@ -203,6 +213,9 @@ def run_graph(
         total=len(graph), initial=len(graph) - len(pending), desc=spec.name, unit="node", disable=not progress
     )
     running: dict[Future, Node] = {}
+    lines: dict[
+        str, tuple[NodeMarker, str]
+    ] = {}  # compute.jsonl's line of each finished node (_compute_line)
     try:
         with node_pool(jobs) as pool:
             while pending or running:
@@ -227,11 +240,14 @@ def run_graph(
                     if future.exception() is not None and running:
                         print(_waiting_note(node, list(running.values())), file=sys.stderr, flush=True)
                     markers[node.name] = _marker(future, node)  # a node's error stops the study here
-                    _write_compute(study_dir, [compute_record(n, m) for n in graph if (m := markers[n.name])])
+                    text = "".join(_compute_line(n, m, lines) for n in graph if (m := markers[n.name]))
+                    write_text_atomic(study_dir / "compute.jsonl", text)
                     bar.update(1)
     finally:
         bar.close()  # ends the bar's line, so an error message starts on its own
-    _write_compute(study_dir, [compute_record(n, markers[n.name]) for n in graph])
+    write_text_atomic(
+        study_dir / "compute.jsonl", "".join(_compute_line(n, markers[n.name], lines) for n in graph)
+    )
     return {n.name: markers[n.name].result for n in graph}
 
 
