@@ -30,9 +30,25 @@ def _seeded(**changes):
     return small_spec(seeds=(0, 1, 2), **changes)
 
 
-def test_claims_are_tested_when_runs_have_several_pretraining_seeds(tmp_path):
+def _pair(runs=None, **changes):
+    """`small_spec` cut to the two runs a one-claim test compares (mlm40 and clm) and no CKA: a third of its
+    nodes. A claim's numbers come from its two runs' evaluations alone (the fake scores a checkpoint by its
+    own run name and seeds), so such a test checks the same figures as on the whole study."""
+    runs = tuple(r for r in runs or small_spec().runs if r.name in ("mlm40", "clm"))
+    return small_spec(runs=runs, cka=(), **changes)
+
+
+@pytest.fixture(scope="module")
+def seeded_study(tmp_path_factory):
+    """The whole fake study at three pretraining seeds, run once for the tests that only read it."""
+    out = tmp_path_factory.mktemp("seeded")
+    run_study(_seeded(), out, backend(), progress=False)
+    return out
+
+
+def test_claims_are_tested_when_runs_have_several_pretraining_seeds(seeded_study):
     # Run ids become name/sN; the claims name runs and must find them (they used to read "Not tested").
-    run_study(_seeded(), tmp_path, backend(), progress=False)
+    tmp_path = seeded_study
     claims = _claims(tmp_path)
     for cid in ("mlm-sc", "mlm-qa", "early", "stable"):
         assert claims[cid]["status"] != "not tested", claims[cid]["sentence"]
@@ -51,7 +67,7 @@ def test_large_pretraining_noise_is_not_a_difference_of_objectives(tmp_path, mon
     effects = {("clm", 0): -2.0, ("clm", 1): 10.0, ("clm", 2): 3.0, ("mlm40", 1): -3.0, ("mlm40", 2): -9.0}
     monkeypatch.setattr(fake_study, "PRETRAIN_EFFECT", effects)
     claim = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
-    run_study(_seeded(claims=(claim,)), tmp_path, backend(), progress=False)
+    run_study(_pair(seeds=(0, 1, 2), claims=(claim,)), tmp_path, backend(), progress=False)
     (result,) = _claims(tmp_path).values()
     assert result["status"] != "holds" or result["significant"] is not True
     assert result["sentence"].startswith(
@@ -88,8 +104,8 @@ def test_the_two_stage_test_is_the_repeated_measures_anova_over_pretraining_seed
     assert nested.diff.p_value == pytest.approx(stats.ttest_1samp(means, 0).pvalue)
 
 
-def test_holm_decides_significance_over_the_studys_claims(tmp_path):
-    run_study(_seeded(), tmp_path, backend(), progress=False)  # one seed: no family (test_one_seed_claims)
+def test_holm_decides_significance_over_the_studys_claims(seeded_study):
+    tmp_path = seeded_study  # seeded: at one seed there is no family (test_one_seed_claims)
     claims = [c for c in _claims(tmp_path).values() if c["numbers"].get("p_holm") is not None]
     raw = [c["numbers"]["diff"]["p_value"] for c in claims]
     from statsmodels.stats.multitest import multipletests
@@ -105,7 +121,7 @@ def test_holm_decides_significance_over_the_studys_claims(tmp_path):
 def test_stability_uses_the_papers_lr_range_by_default(tmp_path):
     """A grid from 1e-5 to 5e-4: the spread is taken over 1e-5..1e-4 only, where MLM-40 is flat in the
     fake world (its LR effect is ~2e4 x |lr - 1e-4|), so the LRs above, where it collapses, do not count."""
-    spec = small_spec()
+    spec = _pair()
     claim = ClaimSpec(id="stable", text="CLM is more stable", kind="more_stable", a="clm", b="mlm40")
     spec = replace(spec, eval=replace(spec.eval, lrs=(1e-5, 5e-5, 1e-4, 5e-4)), claims=(claim,))
     run_study(spec, tmp_path, backend(), progress=False)
@@ -226,7 +242,7 @@ def test_a_run_at_several_seeds_is_tested_against_a_one_seed_run_as_a_fixed_refe
 def test_a_claim_against_a_one_seed_run_says_it_is_about_one_model(tmp_path):
     runs = tuple(replace(r, seeds=(0,)) if r.name == "clm" else r for r in small_spec().runs)
     claim = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
-    run_study(_seeded(runs=runs, claims=(claim,)), tmp_path, backend(), progress=False)
+    run_study(_pair(runs, seeds=(0, 1, 2), claims=(claim,)), tmp_path, backend(), progress=False)
     (result,) = _claims(tmp_path).values()
     assert result["numbers"]["level"] == "reference" and result["numbers"]["pretraining_seeds"] == [0, 1, 2]
     assert "at this scale, against one checkpoint" in result["sentence"]
@@ -264,7 +280,7 @@ def test_a_claim_says_which_pretraining_seeds_it_left_out_or_that_it_is_unpaired
             for r in small_spec().runs
         )
         out = tmp_path / level
-        run_study(small_spec(runs=runs, claims=(claim,)), out, backend(), progress=False)
+        run_study(_pair(runs, claims=(claim,)), out, backend(), progress=False)
         (result,) = _claims(out).values()
         assert result["numbers"]["level"] == level, result["sentence"]
         if level == "pretraining":
@@ -281,7 +297,7 @@ def test_an_early_claim_without_a_checkpoint_in_common_says_the_study_cannot_sho
     # Before: "Not tested: the study has no finished results for it yet", for a study that never evaluates one.
     runs = tuple(replace(r, eval_steps=()) if r.name == "mlm40" else r for r in small_spec().runs)
     claim = ClaimSpec(id="early", text="CLM learns faster early", kind="faster_early", a="clm", b="mlm40")
-    run_study(small_spec(runs=runs, claims=(claim,)), tmp_path, backend(), progress=False)
+    run_study(_pair(runs, claims=(claim,)), tmp_path, backend(), progress=False)
     (result,) = _claims(tmp_path).values()
     assert result["status"] == "not tested"
     assert (
@@ -293,7 +309,7 @@ def test_an_early_claim_without_a_checkpoint_in_common_says_the_study_cannot_sho
 def test_an_early_claim_and_the_data_efficiency_figure_name_the_tasks_checkpoints_were_scored_on(tmp_path):
     # Before: "on the average over tasks at step 20" for checkpoints scored on one task of the four,
     # which reads as the final models' average.
-    spec = small_spec(
+    spec = _pair(
         claims=(
             ClaimSpec(id="early", text="CLM learns faster early", kind="faster_early", a="clm", b="mlm40"),
         )
