@@ -41,6 +41,15 @@ def outputs(study_dir) -> dict[str, str]:
     return files
 
 
+@pytest.fixture(scope="module")
+def clean_study(tmp_path_factory):
+    """`small_spec` run once in this process, for the tests that only read a finished study (they compare
+    another run's outputs with it): each ran its own before."""
+    out = tmp_path_factory.mktemp("clean")
+    run_study(small_spec(), out, backend(), progress=False)
+    return out
+
+
 def test_a_finished_study_is_never_recomputed(tmp_path):
     calls: list[str] = []
     report = run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
@@ -129,9 +138,8 @@ def test_a_damaged_marker_counts_as_unfinished_and_its_node_runs_again(tmp_path)
     assert calls == [node.name, "report"] and "result" in json.loads(marker.read_text())
 
 
-def test_compute_is_recorded_per_node(tmp_path):
-    run_study(small_spec(), tmp_path, backend(), progress=False)
-    records = [json.loads(line) for line in (tmp_path / "compute.jsonl").read_text().splitlines()]
+def test_compute_is_recorded_per_node(clean_study):
+    records = [json.loads(line) for line in (clean_study / "compute.jsonl").read_text().splitlines()]
     graph = build_graph(small_spec(), backend())
     assert [r["node"] for r in records] == [n.name for n in graph]
     pretrain = [r for r in records if r["kind"] == "pretrain"]
@@ -140,17 +148,17 @@ def test_compute_is_recorded_per_node(tmp_path):
     )
 
 
-def test_two_jobs_give_the_same_outputs_as_one_process_and_both_workers_run(tmp_path, monkeypatch):
-    run_study(small_spec(), tmp_path / "one", backend(), progress=False)
+def test_two_jobs_give_the_same_outputs_as_one_process_and_both_workers_run(
+    clean_study, tmp_path, monkeypatch
+):
     monkeypatch.setenv("FAKE_STUDY_SLEEP", "0.1")  # nodes outlast a worker's start-up (~2 s)
     run_study(small_spec(), tmp_path / "two", backend(), progress=False, jobs=2)
-    assert outputs(tmp_path / "two") == outputs(tmp_path / "one")
+    assert outputs(tmp_path / "two") == outputs(clean_study)
     records = [json.loads(line) for line in (tmp_path / "two" / "compute.jsonl").read_text().splitlines()]
     assert {r["worker"] for r in records} == {0, 1}
 
 
-def test_a_node_failing_in_a_worker_stops_the_study_and_a_rerun_resumes(tmp_path, monkeypatch):
-    run_study(small_spec(), tmp_path / "clean", backend(), progress=False)
+def test_a_node_failing_in_a_worker_stops_the_study_and_a_rerun_resumes(clean_study, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_STUDY_FAIL_ON", "mlm40@")  # an eval node of the baseline, in a worker
     with pytest.raises(DiskFull) as exc:
         run_study(small_spec(), tmp_path / "crashed", backend(), progress=False, jobs=2)
@@ -159,7 +167,7 @@ def test_a_node_failing_in_a_worker_stops_the_study_and_a_rerun_resumes(tmp_path
     monkeypatch.delenv("FAKE_STUDY_FAIL_ON")
     run_study(small_spec(), tmp_path / "crashed", backend(), progress=False, jobs=2)
     resumed = {k: v for k, v in outputs(tmp_path / "crashed").items() if not k.endswith("partial.bin")}
-    assert resumed == outputs(tmp_path / "clean")
+    assert resumed == outputs(clean_study)
 
 
 def test_a_worker_takes_one_gpu_round_robin_and_its_share_of_the_threads(monkeypatch):
@@ -211,9 +219,7 @@ def test_more_jobs_than_cpus_run_with_one_thread_each_and_a_note(monkeypatch, ca
         assert err == ""
 
 
-def test_disk_full_inside_a_node_loses_nothing_and_resumes(tmp_path):
-    clean = tmp_path / "clean"
-    run_study(small_spec(), clean, backend(), progress=False)
+def test_disk_full_inside_a_node_loses_nothing_and_resumes(clean_study, tmp_path):
     broken = tmp_path / "broken"
     fake_study.FAIL_ON["node"] = "eval/clm/"
     with pytest.raises(DiskFull) as exc:
@@ -231,7 +237,7 @@ def test_disk_full_inside_a_node_loses_nothing_and_resumes(tmp_path):
     run_study(small_spec(), broken, _counting_backend(calls), progress=False)
     assert calls[0] == failed.name and not set(calls) & {n.name for n in finished}
     resumed = {k: v for k, v in outputs(broken).items() if not k.endswith("partial.bin")}
-    assert resumed == outputs(clean)
+    assert resumed == outputs(clean_study)
 
 
 def test_the_disk_full_cli_message_is_one_line(tmp_path, capsys, monkeypatch):
