@@ -290,6 +290,15 @@ def small_spec(**overrides) -> StudySpec:
     return StudySpec(**{**fields, **overrides})
 
 
+def pair_spec(runs: tuple[RunSpec, ...] | None = None, **overrides) -> StudySpec:
+    """`small_spec` cut to the two runs its claims compare (mlm40 and clm, both with a checkpoint at step 20)
+    and no CKA: about a third of its nodes, for a test of one claim or one note about those runs. The fake
+    scores a checkpoint by its own run name and seeds, so the two runs' numbers are those of the whole study;
+    `runs`, if given, is filtered the same way."""
+    kept = tuple(r for r in runs or small_spec().runs if r.name in ("mlm40", "clm"))
+    return small_spec(**{"runs": kept, "cka": (), **overrides})
+
+
 def run_small(out: str, jobs: int = 1, sleep: float = SLEEP) -> None:
     """Run `small_spec()` into `out` with `jobs` processes, each node write taking `sleep` seconds more
     (what the script does; the kill test calls it in children forked by tests/reliability/killharness.py)."""

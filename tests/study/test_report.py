@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from fake_study import backend, small_spec
+from fake_study import backend, pair_spec, small_spec
 
 from encoderlab.eval.summary import EvalRecord, select_lr
 from encoderlab.study.data import load_study
@@ -75,7 +75,7 @@ def test_table_and_claims_match_a_direct_computation(study):
 def test_the_data_efficiency_curve_scores_its_final_point_like_its_checkpoints(tmp_path):
     from encoderlab.study.figures import _curves
 
-    spec = small_spec()
+    spec = pair_spec()  # CLM's curve reads CLM's evaluations alone
     lr = 5e-4  # checkpoints at the worse LR: a final point chosen over the whole grid would use 1e-4
     spec = replace(spec, eval=replace(spec.eval, checkpoint_lrs=(lr,)))
     run_study(spec, tmp_path, backend(), progress=False)
@@ -88,8 +88,8 @@ def test_the_data_efficiency_curve_scores_its_final_point_like_its_checkpoints(t
 
 
 def _only_claim(tmp_path, **changes) -> dict:
-    """The report's verdict for the first claim of the fake study with `changes`, alone."""
-    spec = small_spec()
+    """The report's verdict for the first claim of the fake study with `changes`, alone (on its two runs)."""
+    spec = pair_spec()
     claims = (replace(spec.claims[0], **changes),)
     run_study(replace(spec, claims=claims), tmp_path, backend(), progress=False)
     return json.loads((tmp_path / "report" / "results.json").read_text())["claims"][0]
@@ -158,7 +158,7 @@ def test_the_html_renders_in_headless_chromium(study, tmp_path):
 
 
 def test_a_claim_the_grid_cannot_test_says_why(tmp_path):
-    spec = small_spec()
+    spec = pair_spec()  # the claim's two runs: it reads nothing of the others
     run_study(replace(spec, eval=replace(spec.eval, lrs=(1e-4,))), tmp_path, backend(), progress=False)
     claims = {c["id"]: c for c in json.loads((tmp_path / "report" / "results.json").read_text())["claims"]}
     assert claims["stable"]["status"] == "not tested"
@@ -172,7 +172,7 @@ def test_identical_scores_are_no_difference_not_a_direction(tmp_path, monkeypatc
     import fake_study
 
     monkeypatch.setattr(fake_study, "SCORED_AS", {"twin": "mlm40"})
-    spec = small_spec()
+    spec = pair_spec()  # mlm40 and its twin are all the claim reads
     spec = replace(
         spec, runs=(*spec.runs, fake_study.TWIN), claims=(replace(spec.claims[0], id="same", b="twin"),)
     )
@@ -199,7 +199,7 @@ def test_results_columns_never_repeat_one_another(study, tmp_path):
     header = next(line for line in md.splitlines() if line.startswith("| model | "))
     assert header == "| model | QA: squad | SC | TC: ner | Avg | mnli | sst |"
     # one family of one task (as paper2-detour's cpu grid): a single column, no Avg repeating it
-    spec = small_spec(eval=replace(small_spec().eval, tasks=("ner",)))
+    spec = pair_spec(eval=replace(small_spec().eval, tasks=("ner",)))
     run_study(spec, tmp_path, backend(), progress=False)
     md = (tmp_path / "report" / "report.md").read_text()
     assert "| model | TC: ner |" in md.splitlines()
@@ -209,7 +209,7 @@ def test_degenerate_predictions_are_flagged_in_the_report(tmp_path, monkeypatch)
     import fake_study
 
     monkeypatch.setattr(fake_study, "DEGENERATE", {("clm", "sst")})
-    run_study(small_spec(), tmp_path, backend(), progress=False)
+    run_study(pair_spec(), tmp_path, backend(), progress=False)  # CLM degenerate, MLM-40 not
     md = (tmp_path / "report" / "report.md").read_text()
     assert "## Degenerate predictions" in md
     assert (
@@ -478,7 +478,7 @@ def test_a_claim_on_a_degenerate_score_says_so(tmp_path, monkeypatch):
     import fake_study
 
     monkeypatch.setattr(fake_study, "DEGENERATE", {("clm", "sst")})
-    run_study(small_spec(), tmp_path, backend(), progress=False)
+    run_study(pair_spec(), tmp_path, backend(), progress=False)  # both claims compare mlm40 and clm
     claims = {c["id"]: c for c in json.loads((tmp_path / "report" / "results.json").read_text())["claims"]}
     sc = claims["mlm-sc"]
     assert sc["numbers"]["degenerate"] == {"CLM": {"sst": "3 of 3 fine-tuning seeds"}}

@@ -9,7 +9,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from fake_study import backend, small_spec
+from fake_study import backend, pair_spec, small_spec
 
 from encoderlab.study.data import StudyData
 from encoderlab.study.report import _claims_note, _num, write_report
@@ -29,13 +29,6 @@ def study(tmp_path_factory):
     run_study(spec, out, backend(), progress=False)
     write_report(out)  # with figures
     return out
-
-
-def _pair(**changes):
-    """`small_spec` with only its two runs that have checkpoints (mlm40, clm) and no CKA: a third of its nodes,
-    for a test of a note or caption that reads nothing of the other runs."""
-    runs = tuple(r for r in small_spec().runs if r.name in ("mlm40", "clm"))
-    return small_spec(runs=runs, cka=(), **changes)
 
 
 def _md(study) -> str:
@@ -60,7 +53,7 @@ def test_the_claims_note_with_no_tested_claim_names_no_family():
 
 def test_a_study_with_no_claims_has_no_claims_note(tmp_path):
     # the note on how claims are tested ("No claim of the study enters Holm's correction ...") was written anyway
-    run_study(_pair(claims=()), tmp_path, backend(), progress=False)
+    run_study(pair_spec(claims=()), tmp_path, backend(), progress=False)
     write_report(tmp_path, figures=False)
     md = (tmp_path / "report" / "report.md").read_text()
     assert (
@@ -279,7 +272,9 @@ def test_the_data_efficiency_caption_names_its_degenerate_points(tmp_path, monke
     import fake_study
 
     monkeypatch.setattr(fake_study, "DEGENERATE", {("clm", "sst")})  # CLM's final model and its step-20 one
-    run_study(_pair(claims=()), tmp_path, backend(), progress=False)  # MLM-40's checkpoints: the other line
+    run_study(
+        pair_spec(claims=()), tmp_path, backend(), progress=False
+    )  # MLM-40's checkpoints: the other line
     write_report(tmp_path)  # with figures
     md = (tmp_path / "report" / "report.md").read_text()
     caption = next(line for line in md.splitlines() if line.startswith("Points are means") and "step" in line)

@@ -9,7 +9,7 @@ from dataclasses import replace
 import fake_study
 import numpy as np
 import pytest
-from fake_study import backend, small_spec
+from fake_study import backend, pair_spec, small_spec
 from scipy import stats
 
 from encoderlab.errors import UserError
@@ -28,14 +28,6 @@ def _claims(out) -> dict[str, dict]:
 def _seeded(**changes):
     """The fake study with three pretraining seeds for every run."""
     return small_spec(seeds=(0, 1, 2), **changes)
-
-
-def _pair(runs=None, **changes):
-    """`small_spec` cut to the two runs a one-claim test compares (mlm40 and clm) and no CKA: a third of its
-    nodes. A claim's numbers come from its two runs' evaluations alone (the fake scores a checkpoint by its
-    own run name and seeds), so such a test checks the same figures as on the whole study."""
-    runs = tuple(r for r in runs or small_spec().runs if r.name in ("mlm40", "clm"))
-    return small_spec(runs=runs, cka=(), **changes)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +59,7 @@ def test_large_pretraining_noise_is_not_a_difference_of_objectives(tmp_path, mon
     effects = {("clm", 0): -2.0, ("clm", 1): 10.0, ("clm", 2): 3.0, ("mlm40", 1): -3.0, ("mlm40", 2): -9.0}
     monkeypatch.setattr(fake_study, "PRETRAIN_EFFECT", effects)
     claim = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
-    run_study(_pair(seeds=(0, 1, 2), claims=(claim,)), tmp_path, backend(), progress=False)
+    run_study(pair_spec(seeds=(0, 1, 2), claims=(claim,)), tmp_path, backend(), progress=False)
     (result,) = _claims(tmp_path).values()
     assert result["status"] != "holds" or result["significant"] is not True
     assert result["sentence"].startswith(
@@ -121,7 +113,7 @@ def test_holm_decides_significance_over_the_studys_claims(seeded_study):
 def test_stability_uses_the_papers_lr_range_by_default(tmp_path):
     """A grid from 1e-5 to 5e-4: the spread is taken over 1e-5..1e-4 only, where MLM-40 is flat in the
     fake world (its LR effect is ~2e4 x |lr - 1e-4|), so the LRs above, where it collapses, do not count."""
-    spec = _pair()
+    spec = pair_spec()
     claim = ClaimSpec(id="stable", text="CLM is more stable", kind="more_stable", a="clm", b="mlm40")
     spec = replace(spec, eval=replace(spec.eval, lrs=(1e-5, 5e-5, 1e-4, 5e-4)), claims=(claim,))
     run_study(spec, tmp_path, backend(), progress=False)
@@ -242,7 +234,7 @@ def test_a_run_at_several_seeds_is_tested_against_a_one_seed_run_as_a_fixed_refe
 def test_a_claim_against_a_one_seed_run_says_it_is_about_one_model(tmp_path):
     runs = tuple(replace(r, seeds=(0,)) if r.name == "clm" else r for r in small_spec().runs)
     claim = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
-    run_study(_pair(runs, seeds=(0, 1, 2), claims=(claim,)), tmp_path, backend(), progress=False)
+    run_study(pair_spec(runs, seeds=(0, 1, 2), claims=(claim,)), tmp_path, backend(), progress=False)
     (result,) = _claims(tmp_path).values()
     assert result["numbers"]["level"] == "reference" and result["numbers"]["pretraining_seeds"] == [0, 1, 2]
     assert "at this scale, against one checkpoint" in result["sentence"]
@@ -280,7 +272,7 @@ def test_a_claim_says_which_pretraining_seeds_it_left_out_or_that_it_is_unpaired
             for r in small_spec().runs
         )
         out = tmp_path / level
-        run_study(_pair(runs, claims=(claim,)), out, backend(), progress=False)
+        run_study(pair_spec(runs, claims=(claim,)), out, backend(), progress=False)
         (result,) = _claims(out).values()
         assert result["numbers"]["level"] == level, result["sentence"]
         if level == "pretraining":
@@ -297,7 +289,7 @@ def test_an_early_claim_without_a_checkpoint_in_common_says_the_study_cannot_sho
     # Before: "Not tested: the study has no finished results for it yet", for a study that never evaluates one.
     runs = tuple(replace(r, eval_steps=()) if r.name == "mlm40" else r for r in small_spec().runs)
     claim = ClaimSpec(id="early", text="CLM learns faster early", kind="faster_early", a="clm", b="mlm40")
-    run_study(_pair(runs, claims=(claim,)), tmp_path, backend(), progress=False)
+    run_study(pair_spec(runs, claims=(claim,)), tmp_path, backend(), progress=False)
     (result,) = _claims(tmp_path).values()
     assert result["status"] == "not tested"
     assert (
@@ -309,7 +301,7 @@ def test_an_early_claim_without_a_checkpoint_in_common_says_the_study_cannot_sho
 def test_an_early_claim_and_the_data_efficiency_figure_name_the_tasks_checkpoints_were_scored_on(tmp_path):
     # Before: "on the average over tasks at step 20" for checkpoints scored on one task of the four,
     # which reads as the final models' average.
-    spec = _pair(
+    spec = pair_spec(
         claims=(
             ClaimSpec(id="early", text="CLM learns faster early", kind="faster_early", a="clm", b="mlm40"),
         )
