@@ -22,6 +22,7 @@ Scores and differences are printed to the digits of their interval (`words.estim
 half-width at two significant digits, the score at its place; a difference rounding to zero unsigned): the
 results table's cells and the claims' sentences only, every number in results.json the same.
 The CKA figure's CSV gains `ratio_ci_low` and `ratio_ci_high` columns, each layer's interval (columns only).
+The claims note says a reference was scored at one fine-tuning seed only where one was (that line only).
 What may differ without changing a number: figure columns renamed (`RENAMED`), columns or keys the
 old output did not have, a key the old output left out now present as null, and the order of the
 rows of a figure.

@@ -310,11 +310,27 @@ def _claims_note(claims: list[ClaimResult]) -> str:
         "the unadjusted 95% intervals of the differences. A claim is tested over pretraining seeds (each "
         "the mean over its fine-tuning seeds) when both runs were trained at two or more, paired over the seeds "
         "both have, or by Welch's test when they share fewer than two; against a run trained at one, by Welch's "
-        "test against that checkpoint (scored at one fine-tuning seed, with the other run's pooled fine-tuning "
-        "variance as its noise); with one each, over the fine-tuning seeds of one checkpoint each, which "
+        f"test against that checkpoint's fine-tuning scores{_one_score_clause(claims)}; with one each, over the "
+        "fine-tuning seeds of one checkpoint each, which "
         "compares two checkpoints rather than two objectives: such a claim gives a direction only, and its p "
         "(checkpoint-level) is left out of the family."
     )
+
+
+def _one_score_clause(claims: list[ClaimResult]) -> str:
+    """What a reference checkpoint scored at one fine-tuning seed was tested with, where a claim had one
+    (`Nested.borrowed_df`: 0 when there was no variance to borrow): the note said "(scored at one fine-tuning
+    seed, ...)" of every one-checkpoint reference, also those scored at several."""
+    df = [c.numbers["borrowed_df"] for c in claims if c.numbers.get("borrowed_df") is not None]
+    said = [
+        f"{count(n, 'claim')} whose checkpoint was scored at one fine-tuning seed {verb}"
+        for n, verb in (
+            (sum(d > 0 for d in df), "borrowed the other run's pooled fine-tuning variance as its noise"),
+            (df.count(0), "had no such variance to borrow, and no test"),
+        )
+        if n
+    ]
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
