@@ -38,6 +38,7 @@ from encoderlab.study.reach import ceiling_text, reach_text, untested_text
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.reportpage import html_page, markdown_page, md_text
 from encoderlab.study.results import ClaimResult, check_claims
+from encoderlab.study.runbases import base_marks
 from encoderlab.study.spec import RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
 from encoderlab.words import count, count_of, decimals, estimate_text, lr_text, noun, number_text
@@ -394,12 +395,6 @@ def _sections(
         [data.label(m)] + [_cell(table.cells[m].get(c), split_id(m)[0] == data.spec.baseline) for c in cols]
         for m in table.models  # every baseline checkpoint: each is the reference of its pretraining seed's rows
     ]
-    run_rows = [
-        [data.label(r)] + [_cell(cells.get(c), r == data.spec.baseline) for c in cols]
-        for r, cells in table.runs.items()
-    ]
-    over_runs = [("Results per run, over pretraining seeds", "table", (["run", *headers], run_rows))]
-    over_runs += [("", "text", _RUNS_NOTE)]
     by_kind, by_run = _compute_rows(data, compute)
     return [
         ("What this scale is", "text", setup_text(data.spec)),
@@ -429,7 +424,7 @@ def _sections(
         *_results((["model", *headers], result_rows), _RESULTS_NOTE + _metrics_note(table), data.spec),
         *_degenerate(data, table),
         *_skipped_answers(table),
-        *(over_runs if run_rows else []),
+        *_over_runs(data, table, cols, headers),
         *_reported(data, table),
         (
             "Claims of the papers at this scale" if data.spec.paper else "Claims of the study at this scale",
@@ -441,6 +436,19 @@ def _sections(
         ),  # no claims: no note on how they were tested
         ("Figures", "figures", figures),
     ]
+
+
+def _over_runs(data: StudyData, table: ResultsTable, cols: list[str], headers: list[str]) -> list[tuple]:
+    """The results per run over pretraining seeds and their note (none without such a run); a run continuing a
+    base trained at one pretraining seed is marked, and the note says what its numbers cover (`runbases`)."""
+    marks, bases_note = base_marks(data, table.runs)
+    rows = [
+        [data.label(r) + marks.get(r, "")] + [_cell(cells.get(c), r == data.spec.baseline) for c in cols]
+        for r, cells in table.runs.items()
+    ]
+    note = _RUNS_NOTE + (f" {md_text(bases_note)}" if bases_note else "")
+    title = "Results per run, over pretraining seeds"
+    return [(title, "table", (["run", *headers], rows)), ("", "text", note)] if rows else []
 
 
 def _results(table: tuple, note: str, spec: StudySpec) -> list[tuple]:

@@ -116,20 +116,40 @@ def one_seed_bases(spec, a: str, b: str) -> tuple[str, ...]:
     base compares two base checkpoints, not the bases' objectives. Empty for a shared base (paper 2's detour
     and baseline, both from one base) and for a start model evaluated as is (no pretraining of the study)."""
     runs = {r.name: r for r in getattr(spec, "runs", ())}
-
-    def fixed(name: str, own: bool) -> list[str]:
-        out, seen, run = [], set(), runs.get(name)
-        while run is not None and run.name not in seen:
-            seen.add(run.name)
-            if (own or run.name != name) and run.recipe is not None and len(spec.seeds_of(run)) == 1:
-                out.append(run.name)
-            run = runs.get(run.init) if run.init else None
-        return out
-
     if a not in runs or b not in runs:
         return ()
     replicated = [(x, y) for x, y in ((a, b), (b, a)) if len(spec.seeds_of(runs[x])) >= 2]
-    return tuple(dict.fromkeys(r for x, y in replicated for r in fixed(x, False) if r not in fixed(y, True)))
+    return tuple(
+        dict.fromkeys(
+            r
+            for x, y in replicated
+            for r in _one_seed_chain(spec, x, False)
+            if r not in _one_seed_chain(spec, y, True)
+        )
+    )
+
+
+def continued_one_seed_bases(spec, run: str) -> tuple[str, ...]:
+    """The study runs trained at one pretraining seed that every checkpoint of `run` continues, where `run` is
+    trained at two or more (else empty): its pretraining seeds replicate the continued pretraining only, so an
+    interval over them says nothing of those bases' own seed-to-seed variation (`one_seed_bases`)."""
+    named = {r.name: r for r in getattr(spec, "runs", ())}
+    if run not in named or len(spec.seeds_of(named[run])) < 2:
+        return ()
+    return tuple(_one_seed_chain(spec, run, False))
+
+
+def _one_seed_chain(spec, name: str, own: bool) -> list[str]:
+    """The runs trained by the study at one pretraining seed along `name`'s chain of `init`s (`name` itself
+    too when `own`), nearest first."""
+    runs = {r.name: r for r in getattr(spec, "runs", ())}
+    out, seen, run = [], set(), runs.get(name)
+    while run is not None and run.name not in seen:
+        seen.add(run.name)
+        if (own or run.name != name) and run.recipe is not None and len(spec.seeds_of(run)) == 1:
+            out.append(run.name)
+        run = runs.get(run.init) if run.init else None
+    return out
 
 
 def _test(data: StudyData, claim: ClaimSpec, measure: Measure) -> _Tested | None:
