@@ -183,3 +183,29 @@ def test_welch_degrees_of_freedom_do_not_underflow_on_tiny_variances():
     ref = sps.ttest_ind([x * 1e120 for x in a], [x * 1e120 for x in b], equal_var=False)
     got = welch_test(a, b)
     assert got.t == pytest.approx(ref.statistic) and got.p_value == pytest.approx(ref.pvalue)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ([0.7, 0.1, 0.3], [0.6, 0.0, 0.2]),  # 0.1 three times, differing in the last bits
+        ([70.1, 60.7, 65.3], [65.1, 55.7, 60.3]),  # 5.0 three times, to rounding
+        ([61.2, math.nextafter(61.2, 99), 61.2], [1.2, 1.2, 1.2]),  # one difference a last bit apart
+    ],
+)
+def test_nearly_equal_differences_raise_no_precision_warning_and_read_as_equal(a, b):
+    """Differences equal but for floating-point noise are where scipy's t-test warns "Precision loss occurred
+    in moment calculation" (its spread is at the noise, so its t is noise too: p far below 0.05 for three
+    seeds). `paired_test` decides them without scipy: one difference, the exact sign-flip p (here 2 / 2^3),
+    which an enumeration of the sign patterns gives directly; no warning reaches the user."""
+    with pytest.warns(RuntimeWarning, match="Precision loss"):  # the case is the one scipy warns on
+        sps.ttest_rel(a, b)
+    diffs = [x - y for x, y in zip(a, b)]
+    tol = 1e-9 * max(map(abs, [*a, *b]))
+    flips = [abs(sum(s * d for s, d in zip(signs, diffs))) for signs in itertools.product((-1, 1), repeat=3)]
+    direct = sum(f >= abs(sum(diffs)) - tol for f in flips) / len(flips)
+    out = paired_test(a, b)
+    assert out.degenerate and out.t is None and out.p_value == direct == 0.25
+    assert not out.excludes_zero  # three seeds cannot make it significant
+    assert welch_test(a, [b[0]]).degenerate is (max(b) == min(b))  # one reference value: the same test
