@@ -30,7 +30,7 @@ from tests.reliability.hostile_world import TINY_RUN
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 from tests.train.helpers import free_ports
 
-from encoderlab.train import rendezvous
+from encoderlab.train import distributed, rendezvous
 
 pytestmark = pytest.mark.distributed
 
@@ -130,3 +130,36 @@ def _join_abandoned_thread() -> None:
         if thread.name == "encoderlab-join-group":
             thread.join(60)  # its store's timeout (JOIN_TIMEOUT above), or the held socket's close, ends it
             assert not thread.is_alive()
+
+
+def test_the_group_forms_under_the_env_starts_key_prefix_and_libuv_choice(monkeypatch):
+    # init_process_group(store=...) adds no "default_pg" prefix of its own, unlike its env:// start
+    port = free_ports(1)[0]
+    env = dict(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    for name, value in {**env, "USE_LIBUV": "0"}.items():
+        monkeypatch.setenv(name, value)
+    formed = {}
+    monkeypatch.setattr(distributed.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(distributed.dist, "init_process_group", lambda backend, **kw: formed.update(kw))
+    distributed._join_group()
+    formed["store"].set("a-key", "1")
+    seen = dist.TCPStore("127.0.0.1", port, is_master=False, timeout=timedelta(seconds=30))
+    assert seen.check(["default_pg/a-key"]) and not seen.check(["a-key"])
+    assert formed["store"].underlying_store.libuvBackend is False  # USE_LIBUV=0, as env:// reads it
+
+
+def test_under_torchruns_agent_store_a_rank_reads_no_key_of_another_round(monkeypatch):
+    # the agent's store outlives torchrun's restarts, and TORCHELASTIC_RESTART_COUNT is each node's own count:
+    # here an earlier round of 3 ranks left rank 0's WORLD_SIZE under the count this node's agent still has
+    agent = dist.TCPStore("127.0.0.1", 0, 1, is_master=True, timeout=timedelta(seconds=30))
+    agent.set("encoderlab/launch/0/world_size/0", "3")
+    env = dict(WORLD_SIZE="2", RANK="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(agent.port))
+    env.update(TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="0")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(rendezvous, "JOIN_TIMEOUT", timedelta(seconds=1))  # bounds the old code's wait
+    launch = rendezvous.Launch.from_env()
+    store = rendezvous.meet(
+        launch, rendezvous.Joining(launch)
+    )  # was: "rank 1 ... but rank 0 with WORLD_SIZE=3"
+    assert store.num_keys() == agent.num_keys()  # it wrote nothing to wait on either

@@ -162,7 +162,8 @@ def _join_group(poll_s: float = 0.2) -> None:
                 torch.cuda.set_device(device)
             store = rendezvous.meet(launch, joining)
             backend = "cuda:nccl,cpu:gloo" if cuda else "gloo"
-            dist.init_process_group(backend, store=store, rank=launch.rank, world_size=launch.world_size)
+            group = rendezvous.group_store(store)
+            dist.init_process_group(backend, store=group, rank=launch.rank, world_size=launch.world_size)
         except BaseException as exc:  # raised in the main thread below
             failed.append(exc)
 

@@ -3,13 +3,13 @@
 Design
   * torch's env:// start (what `dist.init_process_group` does by default) creates rank 0's TCPStore on
     MASTER_PORT and connects the other ranks to it, then gloo waits until every rank of WORLD_SIZE has come.
-    Each process reads WORLD_SIZE for itself, so two that disagree (two hand-written commands, two torchrun
-    commands started with different flags) waited for a rank that would never come: the join's whole
+    Each process reads WORLD_SIZE for itself, so two that disagree (two hand-written commands) waited for a rank that would never come: the join's whole
     timeout (30 minutes), then a traceback. Here the store is made as torch makes it (`_store`), and before
     the group forms each rank writes its WORLD_SIZE under a key of its own (`Launch.key`): the other ranks
     read rank 0's and rank 0 reads each peer's as it comes, and a difference is refused at once, on both sides
-    of it, naming both sizes (`WorldSizeDiffers`). The group then forms on that store
-    (`init_process_group(store=...)`, which prefixes its own keys as the env:// start does).
+    of it, naming both sizes (`WorldSizeDiffers`). The group then forms on that store under the prefix the
+    env:// start gives it (`group_store`: `init_process_group(store=...)` adds none of its own), and with the
+    libuv choice that start reads (USE_LIBUV=0 opts out of libuv's store server, as under env://).
   * A rank that is not rank 0 connects to whatever listens on MASTER_PORT. Where rank 0 could not listen
     there (the port taken: rank 0's `master-port-taken` line), that is another job: a plain socket never
     answers the TCPStore client (torch 2.13 waits past the store's own timeout), another job's store answers
@@ -17,10 +17,12 @@ Design
     is up and holds its key within moments of accepting a connection, so once something accepts, the rank gives
     it `ANSWER_S` to show rank 0 (`Joining`), and then says in one line what it found (`NotRankZero`).
     Until something accepts, it waits as before: a rank 0 started later is normal.
-  * Under torchrun the store is its agent's (TORCHELASTIC_USE_AGENT_STORE), up before any rank starts, and
-    rank 0 may come much later than its peers (its imports, another node): the agent must answer within
-    `ANSWER_S`, rank 0's key may take the join's timeout. Keys are per torchrun restart, as the agent's store
-    outlives them.
+  * Under torchrun the store is its agent's (TORCHELASTIC_USE_AGENT_STORE), up before any rank starts: the agent
+    must answer within `ANSWER_S`, and WORLD_SIZE is not exchanged. torchrun gives every rank of a round the
+    WORLD_SIZE its agents agreed on, and the agent's store outlives its restarts while nothing a rank can read
+    names the round: TORCHELASTIC_RESTART_COUNT is each node's own count (an agent restarted for a new or
+    restarted peer node does not add to it), so keys per restart left ranks of one round reading another
+    round's keys, or waiting for the join's timeout for keys written under another count.
   * Trade-off: a rank 0 too loaded to write one key within `ANSWER_S` of opening its store would be taken for a
     stranger; a minute is far beyond what that takes, and far below the 30 minutes it replaces.
   * The waits run on `distributed._join_group`'s joining thread: its main thread enforces `Joining`'s deadline
@@ -36,11 +38,10 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 
-from torch.distributed import DistNetworkError, Store, TCPStore
+from torch.distributed import DistNetworkError, PrefixStore, Store, TCPStore
 from torch.distributed.constants import default_pg_timeout
 
 from encoderlab.errors import UserError
-from encoderlab.launchenv import elastic_restart
 
 ANSWER_S = 60.0
 """Seconds that what accepted a rank's connection on MASTER_PORT has to show this run's rank 0 (module docstring)."""
@@ -75,7 +76,7 @@ class Launch:
         )
 
     def key(self, rank: int) -> str:
-        return f"encoderlab/launch/{elastic_restart()}/world_size/{rank}"
+        return f"encoderlab/launch/world_size/{rank}"
 
 
 class Joining:
@@ -125,11 +126,13 @@ class WorldSizeDiffers(UserError):
 def meet(launch: Launch, joining: Joining) -> Store:
     """The launch's store, once this rank and the ranks it reads agree on WORLD_SIZE (module docstring)."""
     store = _store(launch, joining)
+    if launch.agent_store:  # torchrun gave every rank the same WORLD_SIZE (module docstring)
+        return store
     store.set(launch.key(launch.rank), str(launch.world_size))
     if launch.rank == 0:
         _peers_agree(store, launch)
     else:
-        # rank 0's own store holds it at once; torchrun's agent's once rank 0 has come
+        # rank 0's own store holds it at once
         theirs = store.get(launch.key(0)).decode()
         joining.answered()
         if theirs != str(launch.world_size):
@@ -149,6 +152,7 @@ def _store(launch: Launch, joining: Joining) -> TCPStore:
             timeout=JOIN_TIMEOUT,
             wait_for_workers=False,  # rank 0 checks each peer as it comes instead (`_peers_agree`)
             multi_tenant=True,
+            use_libuv=os.environ.get("USE_LIBUV", "1") == "1",  # as the env:// start reads it
         )
     _wait_until_listening(launch)
     joining.expect_answer()
@@ -156,6 +160,12 @@ def _store(launch: Launch, joining: Joining) -> TCPStore:
     if launch.agent_store:
         joining.answered()  # torchrun's store answered; rank 0 may come later
     return store
+
+
+def group_store(store: Store) -> Store:
+    """`store` under the prefix the env:// start gives the default group's keys, apart from other users of a
+    multi-tenant store (torchrun's agent's keys, this module's)."""
+    return PrefixStore("default_pg", store)
 
 
 def _wait_until_listening(launch: Launch) -> None:
