@@ -35,7 +35,9 @@ def test_pretraining_nodes_become_observations(tmp_path):
     assert sorted(by_value) == [5.9, 6.1, 6.2]
     n = ModelConfig.from_size("tiny", vocab_size=1).num_params(include_embedding=False)
     mlm, seed1, split = by_value[6.1], by_value[6.2], by_value[5.9]
-    assert mlm.schedule == Schedule.biphasic(0.0, 0.4) and split.schedule == Schedule.biphasic(0.25, 0.4)
+    assert mlm.schedule == Schedule.biphasic(0.0, 0.4)
+    # no study.json: its share is read off its steps (5 of 20), marked as such (test_one_split_read_off_steps...)
+    assert split.schedule.clm_share == 0.25 and split.schedule.name == "CLM ~25% -> MLM-40"
     assert (mlm.params, mlm.tokens, mlm.flops, mlm.seed) == (n, tokens, 20e9, 0)
     assert seed1.seed == 1 and seed1.flops is None and seed1.compute == 6 * n * tokens
 
@@ -327,7 +329,7 @@ def test_a_short_split_is_read_at_the_share_the_study_asked_for(tmp_path):
     assert (read["clm50-x31/s0"], read["clm25-x31/s0"], read["clm50-x20/s0"]) == (
         "CLM ~52% -> MLM-40",
         "CLM ~26% -> MLM-40",
-        "CLM 50% -> MLM-40",
+        "CLM ~50% -> MLM-40",  # read off steps, as 52%: one mark for a share whether or not it rounds (below)
     )
 
 
@@ -375,3 +377,19 @@ def test_runs_of_two_shares_are_two_schedules_whatever_digits_are_printed(tmp_pa
     assert read["clm12.5"].name == "CLM 12.5% -> MLM-40" and read["clm12.5"].clm_share == 0.125
     assert read["clm52"].name == "CLM 52% -> MLM-40" and read["clm50"].name == "CLM ~52% -> MLM-40"
     assert Schedule.biphasic(0.7, 0.4) == Schedule.biphasic(1 - 0.3, 0.4)  # float noise keys alike
+
+
+def test_one_split_read_off_steps_at_two_lengths_is_one_schedule(tmp_path):
+    """With no record, shares are read off the steps to the hundredth and marked `~`; marked only where that
+    rounded, 30% of 100 steps (30 CLM steps, 30%) and of 33 (10, ~30%) were two schedules of one split."""
+    study, graph = tmp_path / "study", []
+    for i, steps in enumerate((100, 33)):
+        key = f"{i}" * 64
+        write_pretrain_node(
+            study, f"x{steps}", key, "pfs-clm-mlm", ["clm_fraction=0.3", "ratio=0.4"], 0, 6.0, steps=steps
+        )
+        graph.append({"name": f"pretrain/x{steps}", "kind": "pretrain", "key": key})
+    (study / "graph.json").write_text(json.dumps(graph))
+    read = {o.source.rsplit(":pretrain/", 1)[1]: o.schedule for o in read_study(study, "val/mlm15")[0]}
+    assert read["x100"] == read["x33"], read
+    assert read["x33"].name == "CLM ~30% -> MLM-40"

@@ -51,8 +51,8 @@ class Stage:
     mask_ratio: float | None = None
     """MLM's mask ratio (None for CLM)."""
     approx: bool = False
-    """Whether `share` is a run's steps' share rounded to the hundredth, not one a recipe was given: it keys and
-    prints apart (`~52%`) from an exact share of the same digits."""
+    """Whether `share` is a run's steps' share to the hundredth (rounded or not), not one a recipe was given: it
+    keys and prints apart (`~52%`) from a given share of the same digits."""
 
     def __post_init__(self) -> None:
         if self.objective not in ("clm", "mlm"):

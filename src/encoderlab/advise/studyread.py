@@ -150,8 +150,9 @@ def _schedule(cfg, asked: float | None = None) -> Schedule:
     `round(steps * clm_fraction)`) is that share: read off its steps, CLM 50% of 31 steps (16) was 52%, another
     schedule beside the same split's longer runs, and a finished study was refused as sharing no rung. Any
     other run (nothing recorded, or phases the share does not explain: overridden since) is its steps' shares
-    to the hundredth, marked approximate where that rounds (`Stage.approx`, `~52%`): rounded alone, 16 of 31
-    steps keyed and printed as a recipe's exact 52%, and two recipes shared a trend line."""
+    to the hundredth, marked approximate (`Stage.approx`, `~52%`): rounded alone, 16 of 31 steps keyed and
+    printed as a recipe's exact 52%. Marked whether or not it rounds, as the mark keys the schedule: marked only
+    where it rounded, 10 of 33 steps (~30%) and 30 of 100 (30%), one split at two lengths, were two schedules."""
     steps = [
         (p.objective.type_tag, getattr(p.objective, "mask_ratio", None), p.n_steps(cfg.layout))
         for p in cfg.phases
@@ -176,8 +177,8 @@ def _schedule(cfg, asked: float | None = None) -> Schedule:
     shares[-1] = round(1.0 - sum(shares[:-1]), 2)
     return Schedule(
         tuple(
-            Stage(tag, exact_share(share), ratio, approx=abs(share - n / total) > 1e-9)
-            for (tag, ratio, n), share in zip(merged, shares)
+            Stage(tag, exact_share(share), ratio, approx=len(merged) > 1)  # one stage is all of the steps
+            for (tag, ratio, _), share in zip(merged, shares)
             if share > 0
         )
     )
