@@ -50,6 +50,11 @@ def test_utf8_text_and_text_with_a_stray_nul_are_not_utf16():
     assert utf16_order(b"a line with one \x00 byte in it\n") is None
     assert utf16_order(b"\xff\xfe" + BODY.encode("utf-16-le")) is None  # its mark: named by the UTF-8 decode
     assert utf16_order(BODY.encode("utf-16-le")) == "utf-16le"
+    # NULs at even and odd offsets alike are no byte order: were "utf-16le", with an iconv line that garbles them
+    assert utf16_order(b"a header line\n" + bytes(4000) + BODY.encode()) is None  # NUL padding
+    assert utf16_order(b"".join(i.to_bytes(4, "little") for i in range(1000))) is None  # int32s, valid UTF-8
+    assert utf16_order(BODY.encode("utf-32-le")) is None  # not UTF-16 in either order
+    assert utf16_order(("a" * 50 + "\u4e00" * 10).encode("utf-16-be")) == "utf-16be"  # a NUL low byte or two
 
 
 def test_data_prepare_refuses_it_in_one_line_and_writes_nothing(tmp_path, tokenizer_dir, capsys, monkeypatch):  # noqa: F811

@@ -222,13 +222,15 @@ def utf16_order(head: bytes) -> str | None:
     script decodes as UTF-8 (each character's other byte is NUL, which is valid UTF-8), so a .txt file was
     trained on as `h\x00e\x00l\x00...` and a .jsonl file's lines each failed as JSON. UTF-8 text holds no
     NUL byte (JSON lines none unescaped): a block whose even or odd bytes are NUL at `UTF16_NUL_SHARE` or more
-    is UTF-16, little-endian when the NULs are the odd ones. Trade-off: UTF-16 of a script whose characters'
-    high bytes are not NUL (CJK) is not recognised here; it fails as UTF-8 instead (`is not UTF-8`)."""
+    is UTF-16, little-endian when the NULs are the odd ones, provided the other offsets hold few NULs (under a
+    quarter as many): NULs at both (a block of NUL padding, little-endian integers, UTF-32) are no byte order,
+    and were named UTF-16 with an `iconv` line that garbles them. Trade-off: UTF-16 of a script whose
+    characters' high bytes are not NUL (CJK) is not recognised here; it fails as UTF-8 instead (`is not UTF-8`)."""
     pairs = len(head) // 2
     if not pairs or head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
     even, odd = head[0 : 2 * pairs : 2].count(0), head[1 : 2 * pairs : 2].count(0)
-    if max(even, odd) < UTF16_NUL_SHARE * pairs:
+    if max(even, odd) < UTF16_NUL_SHARE * pairs or 4 * min(even, odd) >= max(even, odd):
         return None
     return "utf-16le" if odd >= even else "utf-16be"
 
