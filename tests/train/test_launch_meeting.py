@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import signal
@@ -163,3 +164,18 @@ def test_under_torchruns_agent_store_a_rank_reads_no_key_of_another_round(monkey
         launch, rendezvous.Joining(launch)
     )  # was: "rank 1 ... but rank 0 with WORLD_SIZE=3"
     assert store.num_keys() == agent.num_keys()  # it wrote nothing to wait on either
+
+
+def test_a_rank_that_reached_nothing_on_master_port_is_not_told_a_stranger_holds_it(monkeypatch):
+    # an unreachable MASTER_ADDR (no route, an unknown name) is the store's connection error to give, as torch's
+    # was: the answer's deadline armed anyway said "what listens on MASTER_PORT ... gave no sign of rank 0"
+    def unreachable(*args, **kwargs):
+        raise OSError(errno.EHOSTUNREACH, "No route to host")
+
+    monkeypatch.setattr(rendezvous.socket, "create_connection", unreachable)
+    monkeypatch.setattr(rendezvous, "TCPStore", lambda *args, **kwargs: object())  # as if it connected later
+    monkeypatch.setattr(rendezvous, "ANSWER_S", 0.0)
+    launch = rendezvous.Launch(rank=1, world_size=2, host="192.0.2.1", port=29500, agent_store=False)
+    joining = rendezvous.Joining(launch)
+    rendezvous._store(launch, joining)
+    assert joining.overdue() is None

@@ -154,8 +154,10 @@ def _store(launch: Launch, joining: Joining) -> TCPStore:
             multi_tenant=True,
             use_libuv=os.environ.get("USE_LIBUV", "1") == "1",  # as the env:// start reads it
         )
-    _wait_until_listening(launch)
-    joining.expect_answer()
+    if _wait_until_listening(
+        launch
+    ):  # else nothing accepted: no stranger to name, the store's error says why
+        joining.expect_answer()
     store = TCPStore(launch.host, launch.port, launch.world_size, is_master=False, timeout=JOIN_TIMEOUT)
     if launch.agent_store:
         joining.answered()  # torchrun's store answered; rank 0 may come later
@@ -168,18 +170,20 @@ def group_store(store: Store) -> Store:
     return PrefixStore("default_pg", store)
 
 
-def _wait_until_listening(launch: Launch) -> None:
-    """Return once something accepts a connection on MASTER_PORT, or the join's timeout has passed (the store's
-    own connection then fails as torch's did). Other network errors are left to the store's connection too."""
+def _wait_until_listening(launch: Launch) -> bool:
+    """True once something accepts a connection on MASTER_PORT; False once the join's timeout has passed, or at
+    another network error (an unknown host, no route), both left to the store's own connection as torch's were:
+    `ANSWER_S` is not armed for them, which took an unreachable MASTER_ADDR for another job on its port."""
     deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
     while time.monotonic() < deadline:
         try:
             socket.create_connection((launch.host, launch.port), timeout=1).close()
-            return
+            return True
         except (ConnectionRefusedError, TimeoutError):
             time.sleep(0.2)  # rank 0 not started yet
         except OSError:
-            return
+            return False
+    return False
 
 
 def _peers_agree(store: Store, launch: Launch) -> None:
