@@ -3,8 +3,8 @@
 Design
   * torch's env:// start (what `dist.init_process_group` does by default) creates rank 0's TCPStore on
     MASTER_PORT and connects the other ranks to it, then gloo waits until every rank of WORLD_SIZE has come.
-    Each process reads WORLD_SIZE for itself, so two that disagree (two hand-written commands) waited for a rank that would never come: the join's whole
-    timeout (30 minutes), then a traceback. Here the store is made as torch makes it (`_store`), and before
+    Each process reads WORLD_SIZE for itself, so two that disagree (two hand-written commands) waited for a
+    rank that would never come: the join's whole timeout (30 minutes), then a traceback. Here the store is made as torch makes it (`_store`), and before
     the group forms each rank writes its WORLD_SIZE under a key of its own (`Launch.key`): the other ranks
     read rank 0's and rank 0 reads each peer's as it comes, and a difference is refused at once, on both sides
     of it, naming both sizes (`WorldSizeDiffers`). The group then forms on that store under the prefix the
@@ -16,7 +16,8 @@ Design
     but never holds this run's rank 0 key. Those ranks waited for the join's timeout or for good. Rank 0's store
     is up and holds its key within moments of accepting a connection, so once something accepts, the rank gives
     it `ANSWER_S` to show rank 0 (`Joining`), and then says in one line what it found (`NotRankZero`).
-    Until something accepts, it waits as before: a rank 0 started later is normal.
+    Until something accepts, it waits as before: a rank 0 started later is normal (and a host it cannot reach
+    is the store's own connection error, as under env://).
   * Under torchrun the store is its agent's (TORCHELASTIC_USE_AGENT_STORE), up before any rank starts: the agent
     must answer within `ANSWER_S`, and WORLD_SIZE is not exchanged. torchrun gives every rank of a round the
     WORLD_SIZE its agents agreed on, and the agent's store outlives its restarts while nothing a rank can read
