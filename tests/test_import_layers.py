@@ -9,6 +9,7 @@ import each other. A forbidden import fails naming the file, the line and the tw
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -60,9 +61,28 @@ def _component(root: Path, module: str) -> str:
     return "cli" if first in ("cli", "__main__") else "core"
 
 
-def _imported(tree: ast.AST, module: str, is_package: bool):
-    """(line, imported module) for every encoderlab import in `tree`, relative ones resolved."""
-    for node in ast.walk(tree):
+@functools.cache
+def _nodes(text: str) -> tuple[ast.AST, ...]:
+    """The nodes of the module `text` that the scans below read (imports, and `name.attr` reads), in
+    `ast.walk`'s order. Parsed and walked once per text: the scans read src/encoderlab twice and walked
+    each test module twice, and parsing and walking were all of this file's time. Only these few nodes
+    are kept (keeping every node of ~700 modules made the garbage collector's passes slower than the
+    walks saved); the cache keys on the text, so a file a test writes under tmp_path is read afresh."""
+    return tuple(
+        node
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        or (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name))
+    )
+
+
+def _read_nodes(path: Path) -> tuple[ast.AST, ...]:
+    return _nodes(path.read_text(encoding="utf-8"))
+
+
+def _imported(nodes: tuple[ast.AST, ...], module: str, is_package: bool):
+    """(line, imported module) for every encoderlab import in `nodes`, relative ones resolved."""
+    for node in nodes:
         if isinstance(node, ast.Import):
             yield from ((node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "encoderlab")
         elif isinstance(node, ast.ImportFrom):
@@ -89,9 +109,7 @@ def forbidden_imports(root: Path = SRC) -> list[str]:
                 f"{rel}: package '{source}' is in no layer; add it to LAYERS and docs/architecture.md"
             )
             continue
-        for line, target in _imported(
-            ast.parse(path.read_text(encoding="utf-8")), module, path.stem == "__init__"
-        ):
+        for line, target in _imported(_read_nodes(path), module, path.stem == "__init__"):
             dest = _component(root, target)
             if dest == source or RANK.get(dest, len(LAYERS)) < RANK[source]:
                 continue
@@ -109,7 +127,7 @@ def private_imports(root: Path = SRC) -> list[str]:
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root.parent)
         module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _read_nodes(path):
             if not isinstance(node, ast.ImportFrom) or node.level or node.module == module:
                 continue
             if not (node.module or "").startswith("encoderlab"):
@@ -180,9 +198,9 @@ def private_test_imports(root: Path = TESTS) -> list[str]:
     stems = {p.stem: p for p in reversed(files)}
     for path in files:
         rel = path.relative_to(root.parent)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = _read_nodes(path)
         aliases = {}  # a local name bound to another module under `root` -> that module's file
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.ImportFrom) and not node.level:
                 source = _tests_module(root, stems, node.module)
                 for alias in node.names:
@@ -196,7 +214,7 @@ def private_test_imports(root: Path = TESTS) -> list[str]:
                     whole = _tests_module(root, stems, alias.name)
                     if whole not in (None, path) and alias.asname:
                         aliases[alias.asname] = (alias.name, whole)
-        for node in ast.walk(tree):
+        for node in nodes:
             named = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             if named and _private(node.attr) and node.value.id in aliases:
                 errors.append(f"{rel}:{node.lineno}: reads {aliases[node.value.id][0]}.{node.attr}")
