@@ -175,7 +175,10 @@ def test_hash_is_unchanged_by_encoding_with_truncation_and_padding(tokenizer_dir
 
 
 def test_bpe_training_gives_the_same_tokenizer_in_every_process(tmp_path):
-    """Hash-map order differs between processes: the same corpus must still give the same BPE."""
+    """Hash-map order differs between processes: the same corpus must still give the same BPE.
+    One tokenizer is trained here and one in a second Python process: two parents with their own
+    string-hash seeds, each training in its own spawned child (two processes each, as before, for
+    one interpreter start fewer than two subprocesses)."""
     import subprocess
     import sys
 
@@ -185,8 +188,8 @@ def test_bpe_training_gives_the_same_tokenizer_in_every_process(tmp_path):
         "from encoderlab.data.tokenizer import train_tokenizer; "
         "train_tokenizer(SourceConfig(location=sys.argv[1]), 300, Path(sys.argv[2]), progress=False)"
     )
-    for name in ("a", "b"):
-        subprocess.run([sys.executable, "-c", code, str(src), str(tmp_path / name)], check=True)
+    train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "a", progress=False)
+    subprocess.run([sys.executable, "-c", code, str(src), str(tmp_path / "b")], check=True)
     assert (tmp_path / "a" / "tokenizer.json").read_bytes() == (
         tmp_path / "b" / "tokenizer.json"
     ).read_bytes()
