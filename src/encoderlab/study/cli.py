@@ -265,11 +265,12 @@ def _reused_line(out: Path, graph) -> str:
     new node, which the plan counted but never said which (`study status` reads the study as it last ran,
     not as the file says now)."""
     from encoderlab.study.absent import to_run
+    from encoderlab.study.runner import nothing_to_run
 
     nodes = list(graph)
     todo = to_run(out, nodes)
-    if not todo:
-        return f"study folder {out}: all {len(nodes)} nodes finished, reused as they are; nothing to run"
+    if not todo:  # the line `study run` prints into such a folder
+        return nothing_to_run(out, len(nodes))
     kinds = ", ".join(f"{sum(n.kind == k for n in todo)} {k}" for k in dict.fromkeys(n.kind for n in todo))
     return (
         f"study folder {out}: {len(nodes) - len(todo)} of {len(nodes)} nodes finished, reused as they are; to run: "

@@ -206,11 +206,17 @@ def run_graph(
             markers[n.name] = None
     finished = {name for name, m in markers.items() if m is not None}
     pending = _to_run(graph, markers)
+    if not pending:  # a bar at 100% was all a rerun of a finished study said: say it ran nothing
+        print(nothing_to_run(study_dir, len(graph)), file=sys.stderr)
     for node in pending:  # downstream of a node run again: its old outputs are not current any more
         if node.name in finished:
             (node_dir(study_dir, node) / MARKER).unlink(missing_ok=True)
     bar = tqdm(
-        total=len(graph), initial=len(graph) - len(pending), desc=spec.name, unit="node", disable=not progress
+        total=len(graph),
+        initial=len(graph) - len(pending),
+        desc=spec.name,
+        unit="node",
+        disable=not progress or not pending,
     )
     running: dict[Future, Node] = {}
     lines: dict[
@@ -249,6 +255,12 @@ def run_graph(
         study_dir / "compute.jsonl", "".join(_compute_line(n, markers[n.name], lines) for n in graph)
     )
     return {n.name: markers[n.name].result for n in graph}
+
+
+def nothing_to_run(study_dir: Path, nodes: int) -> str:
+    """The line `study run` prints when every node of the study folder is finished and current (the words of
+    `study plan`'s line on such a folder): it runs nothing, writes no node, and hands back the report as it is."""
+    return f"study folder {study_dir}: all {nodes} nodes finished, reused as they are; nothing to run"
 
 
 def report_rewritten(study_dir: Path, node: Node, marker: NodeMarker) -> bool:

@@ -1,0 +1,47 @@
+"""`study run` into a finished study folder: it runs nothing, and says so in one line.
+
+Found running paper2-detour's demo to its end (2026-12-07): the rerun printed a progress bar at 100% and the
+report's paths, so a reader could not tell a rerun that reused every node from one that recomputed the
+report or more."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fake_study import backend, small_spec
+
+from encoderlab.study.graph import NodeKind, build_graph
+from encoderlab.study.runner import run_study
+
+
+def _counting_backend(calls: list[str]):
+    """The fake backend, noting each node it runs."""
+    b = backend()
+    for kind, k in list(b.kinds.items()):
+        b.kinds[kind] = NodeKind(run=lambda ctx, _run=k.run: (calls.append(ctx.node.name), _run(ctx))[1])
+    return b
+
+
+def test_a_rerun_of_a_finished_study_runs_nothing_and_says_so(tmp_path, capsys):
+    folder = tmp_path / "s"
+    run_study(small_spec(), folder, backend(), progress=False)
+    assert "nothing to run" not in capsys.readouterr().err  # it ran every node
+    report = (folder / "report" / "report.md").read_text()
+    calls: list[str] = []
+    run_study(small_spec(), folder, _counting_backend(calls), progress=True)
+    err = capsys.readouterr().err
+    n = len(build_graph(small_spec(), backend()))
+    assert calls == []
+    assert f"study folder {folder}: all {n} nodes finished, reused as they are; nothing to run" in err
+    assert (folder / "report" / "report.md").read_text() == report
+
+
+def test_a_rerun_with_a_node_to_run_does_not_say_nothing_to_run(tmp_path, capsys):
+    folder = tmp_path / "s"
+    run_study(small_spec(), folder, backend(), progress=False)
+    capsys.readouterr()
+    spec = small_spec()
+    more = replace(spec, eval=replace(spec.eval, seeds=(*spec.eval.seeds, 9)))  # one fine-tuning seed more
+    calls: list[str] = []
+    run_study(more, folder, _counting_backend(calls), progress=False)
+    assert calls and "nothing to run" not in capsys.readouterr().err
