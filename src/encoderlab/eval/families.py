@@ -325,10 +325,12 @@ class TokenClassification:
 class ExtractiveQA:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
-        def enc(split):
-            return split, qa.eval_features(tokenizer, split, task.max_length, task.options.stride, task.name)
+        args = (task.max_length, task.options.stride, task.name)  # windows held compactly (`tokenids`)
 
-        train = qa.train_features(tokenizer, data.train, task.max_length, task.options.stride, task.name)
+        def enc(split):
+            return split, qa.compact_eval_features(tokenizer, split, *args)
+
+        train = qa.compact_train_features(tokenizer, data.train, *args)
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod

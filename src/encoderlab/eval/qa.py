@@ -8,6 +8,12 @@ with a segment table (BERT was pretrained with them; left out, its windows ran a
 training window whose span does not contain the answer, and every window of an unanswerable question,
 is labelled with position 0 (the "null" slot: BOS/CLS when the tokenizer adds one).
 
+A prepared split holds them compactly (`compact_train_features`, `compact_eval_features`: `tokenids`'
+int32 columns, the offsets as `tokenids.Spans`), tokenised `tokenids.CHUNK` questions at a time; a
+question's windows depend on it alone and its window index is shifted by its chunk's first question, so
+each feature reads back as the dict `train_features` / `eval_features` give for the whole split, and the
+scores are unchanged. Trade-off: a feature's lists (and offset tuples) are rebuilt on every read.
+
 Decoding: for every window, the `n_best` highest start and end logits are combined; a candidate
 must lie inside the context, end at or after its start and span at most `max_answer_tokens`
 tokens; its score is start + end logit and its text is cut from the context by offsets. Over all
@@ -23,6 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from encoderlab.errors import UserError
+from encoderlab.eval import tokenids
+from encoderlab.eval.tokenids import CompactFeatures, Spans, stacked
 
 
 def _segments(enc, i: int) -> dict:
@@ -44,6 +52,10 @@ def longest_question(tokenizer, questions: Sequence[str]) -> int:
 
 def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str):
     check_question_room(tokenizer, [e["question"] for e in examples], max_length, stride, task)
+    return _windows(tokenizer, examples, max_length, stride)
+
+
+def _windows(tokenizer, examples: Sequence[dict], max_length: int, stride: int):
     return tokenizer(
         [e["question"] for e in examples],
         [e["context"] for e in examples],
@@ -53,6 +65,16 @@ def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int, t
         return_overflowing_tokens=True,
         return_offsets_mapping=True,
     )
+
+
+def _chunks(tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str):
+    """(index of the chunk's first example, its examples, their windows) of `tokenids.CHUNK` examples at
+    a time, the room checked once on every question (the refusal names the split's longest). A
+    question's windows depend on it alone, so they are those of one call on the whole split."""
+    check_question_room(tokenizer, [e["question"] for e in examples], max_length, stride, task)
+    for first in range(0, len(examples), tokenids.CHUNK):
+        chunk = examples[first : first + tokenids.CHUNK]
+        yield first, chunk, _windows(tokenizer, chunk, max_length, stride)
 
 
 def check_question_room(tokenizer, questions: Sequence[str], max_length: int, stride: int, task: str) -> None:
@@ -80,7 +102,10 @@ def train_features(
     tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str
 ) -> list[dict]:
     """One feature per window with the start/end token of the (first) gold answer or 0/0."""
-    enc = _encode(tokenizer, examples, max_length, stride, task)
+    return _train_rows(_encode(tokenizer, examples, max_length, stride, task), examples)
+
+
+def _train_rows(enc, examples: Sequence[dict]) -> list[dict]:
     out = []
     for i, ids in enumerate(enc["input_ids"]):
         example = examples[enc["overflow_to_sample_mapping"][i]]
@@ -100,16 +125,44 @@ def train_features(
 
 def eval_features(tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str) -> list[dict]:
     """One feature per window with its example index and context offsets (None outside the context)."""
-    enc = _encode(tokenizer, examples, max_length, stride, task)
+    return _eval_rows(_encode(tokenizer, examples, max_length, stride, task))
+
+
+def _eval_rows(enc, first: int = 0) -> list[dict]:
+    """`first`: the index of the encoding's first example in the split."""
     return [
         {
             "input_ids": ids,
-            "example": enc["overflow_to_sample_mapping"][i],
+            "example": first + enc["overflow_to_sample_mapping"][i],
             "offsets": _context_offsets(enc, i),
             **_segments(enc, i),
         }
         for i, ids in enumerate(enc["input_ids"])
     ]
+
+
+def compact_train_features(
+    tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str
+) -> CompactFeatures:
+    """`train_features`, held compactly (`tokenids.stacked`): each feature reads back as the same dict."""
+    ids, numbers = stacked(
+        _train_rows(enc, chunk) for _, chunk, enc in _chunks(tokenizer, examples, max_length, stride, task)
+    )
+    return CompactFeatures(ids, numbers)
+
+
+def compact_eval_features(
+    tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str
+) -> CompactFeatures:
+    """`eval_features`, held compactly: the context offsets as `tokenids.Spans`, the rest as in
+    `compact_train_features`; each feature reads back as the same dict."""
+
+    def rows():
+        for first, _, enc in _chunks(tokenizer, examples, max_length, stride, task):
+            yield [{**f, "offsets": Spans.flat(f["offsets"])} for f in _eval_rows(enc, first)]
+
+    ids, numbers = stacked(rows(), signed=("offsets",))
+    return CompactFeatures(ids, {**numbers, "offsets": Spans(ids.pop("offsets"))})
 
 
 def decode(

@@ -72,6 +72,56 @@ class TokenIds(Sequence):
         return self.flat[self.offsets[i] : self.offsets[i + 1]].tolist()
 
 
+def joined(parts: Sequence[TokenIds]) -> TokenIds:
+    """The texts of `parts` one after the other, as one `TokenIds`."""
+    if not parts:
+        return TokenIds.of([])
+    lengths = np.concatenate([np.diff(p.offsets) for p in parts])
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return TokenIds(np.concatenate([p.flat for p in parts]), offsets)
+
+
+def stacked(
+    chunks: Iterable[Sequence[Mapping[str, Any]]], signed: Sequence[str] = ()
+) -> tuple[dict[str, TokenIds], dict[str, np.ndarray]]:
+    """Rows that share their keys (the first row's), handed over a chunk at a time so that one chunk's
+    lists are alive at a time: ({key: TokenIds} of the keys holding int lists, `signed` ones allowing
+    negatives, {key: int64 array} of those holding ints), in the first row's key order."""
+    lists: dict[str, list[TokenIds]] = {}
+    numbers: dict[str, list[np.ndarray]] = {}
+    for rows in chunks:
+        for key, value in (rows[0] if rows else {}).items():
+            column = [row[key] for row in rows]
+            if isinstance(value, list):
+                lists.setdefault(key, []).append(TokenIds.of([column], signed=key in signed))
+            else:
+                numbers.setdefault(key, []).append(np.asarray(column, dtype=np.int64))
+    return {k: joined(v) for k, v in lists.items()}, {k: np.concatenate(v) for k, v in numbers.items()}
+
+
+class Spans(Sequence):
+    """Per text, a list of (start, end) pairs or None: text `i`'s pairs are `pairs[i]` read two ints at a
+    time, a (-1, -1) pair read as None (character offsets are never negative)."""
+
+    def __init__(self, pairs: TokenIds):
+        self.pairs = pairs
+
+    @staticmethod
+    def flat(spans: Sequence[tuple[int, int] | None]) -> list[int]:
+        """`spans` as the ints a `Spans` stores (`TokenIds.of(..., signed=True)`)."""
+        return [x for span in spans for x in (span if span is not None else (-1, -1))]
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        ints = self.pairs[i]
+        return [None if s < 0 else (s, e) for s, e in zip(ints[::2], ints[1::2])]
+
+
 def compact_ids(encode: Callable[[Sequence[str]], list[list[int]]], texts: Iterable[str]) -> TokenIds:
     """`encode` (texts -> id lists, e.g. `families.text_ids` bound to a task) applied `CHUNK` texts at a
     time, the ids kept as `TokenIds`."""
