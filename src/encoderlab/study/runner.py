@@ -196,21 +196,7 @@ def run_graph(
 ) -> dict:
     """Run every unfinished node of `graph`, `jobs` at a time; returns {node name: result}."""
     study_dir = Path(study_dir)
-    markers = {n.name: read_marker(study_dir, n) for n in graph}
-    for n in graph:
-        if (
-            n.kind == "report"
-            and markers[n.name] is not None
-            and report_rewritten(study_dir, n, markers[n.name])
-        ):
-            markers[n.name] = None
-    finished = {name for name, m in markers.items() if m is not None}
-    pending = _to_run(graph, markers)
-    if not pending:  # a bar at 100% was all a rerun of a finished study said: say it ran nothing
-        print(nothing_to_run(study_dir, len(graph)), file=sys.stderr)
-    for node in pending:  # downstream of a node run again: its old outputs are not current any more
-        if node.name in finished:
-            (node_dir(study_dir, node) / MARKER).unlink(missing_ok=True)
+    markers, pending = _start(graph, study_dir)
     bar = tqdm(
         total=len(graph),
         initial=len(graph) - len(pending),
@@ -219,9 +205,8 @@ def run_graph(
         disable=not progress or not pending,
     )
     running: dict[Future, Node] = {}
-    lines: dict[
-        str, tuple[NodeMarker, str]
-    ] = {}  # compute.jsonl's line of each finished node (_compute_line)
+    # compute.jsonl's line of each finished node (_compute_line)
+    lines: dict[str, tuple[NodeMarker, str]] = {}
     try:
         with node_pool(jobs) as pool:
             while pending or running:
@@ -255,6 +240,27 @@ def run_graph(
         study_dir / "compute.jsonl", "".join(_compute_line(n, markers[n.name], lines) for n in graph)
     )
     return {n.name: markers[n.name].result for n in graph}
+
+
+def _start(graph: Graph, study_dir: Path) -> tuple[dict[str, NodeMarker | None], list[Node]]:
+    """Each node's marker (None for unfinished, and for a report whose files were rewritten since) and the nodes to
+    run; the markers of finished nodes downstream of one run again are removed, their outputs no longer current."""
+    markers = {n.name: read_marker(study_dir, n) for n in graph}
+    for n in graph:
+        if (
+            n.kind == "report"
+            and markers[n.name] is not None
+            and report_rewritten(study_dir, n, markers[n.name])
+        ):
+            markers[n.name] = None
+    finished = {name for name, m in markers.items() if m is not None}
+    pending = _to_run(graph, markers)
+    if not pending:  # a bar at 100% was all a rerun of a finished study said: say it ran nothing
+        print(nothing_to_run(study_dir, len(graph)), file=sys.stderr)
+    for node in pending:
+        if node.name in finished:
+            (node_dir(study_dir, node) / MARKER).unlink(missing_ok=True)
+    return markers, pending
 
 
 def nothing_to_run(study_dir: Path, nodes: int) -> str:
