@@ -216,6 +216,17 @@ UTF16_NUL_SHARE = 0.3
 """The share of NUL bytes at even (or odd) offsets of that block from which the file is taken for UTF-16."""
 
 
+def content_head(stream: BinaryIO, path: Path) -> bytes:
+    """The first `UTF16_SNIFF` bytes of `path`'s content, `stream` (its content, as `decompressed` gives it) left
+    unread. A plain file's stream is a reader of a 1 MiB buffer whose `peek` copies all it holds (a MiB more at
+    the peak, which tests/data/test_prepare.py's flat-memory check caught): the file is opened again for its head
+    instead. A decompressing stream buffers a few KiB, so its `peek` is cheap."""
+    if path.suffix.lower() not in COMPRESSIONS:
+        with open(path, "rb") as head:
+            return head.read(UTF16_SNIFF)
+    return stream.peek(UTF16_SNIFF)[:UTF16_SNIFF] if hasattr(stream, "peek") else b""
+
+
 def utf16_order(head: bytes) -> str | None:
     """`utf-16le` or `utf-16be` when `head`, a text file's first content bytes, is UTF-16 without a byte order
     mark; None otherwise (with its mark, the UTF-8 decode names it: `errors.not_utf8`). Such text of Latin

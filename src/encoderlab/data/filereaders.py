@@ -34,7 +34,7 @@ from encoderlab.data.fieldpath import (
 from encoderlab.data.filekinds import (
     COMPRESSIONS,
     DECOMPRESS_ERRORS,
-    UTF16_SNIFF,
+    content_head,
     decompressed,
     file_kind,
     json_lines_fix,
@@ -182,7 +182,7 @@ def _decode(raw: bytes, where: str, path: Path, first: bool = False) -> str:
 def _utf16_without_bom(f: io.BufferedIOBase, path: Path) -> _Bad | None:
     """Why the file `path` (its content stream `f`, peeked, not read) is UTF-16 without a byte order mark
     (`filekinds.utf16_order`), whole: refused or skipped as one with its mark is (`_decode`); or None."""
-    order = utf16_order(f.peek(UTF16_SNIFF)[:UTF16_SNIFF] if hasattr(f, "peek") else b"")
+    order = utf16_order(content_head(f, path))
     if order is None:
         return None
     fix = save_as_utf8(path, encoding=order)
