@@ -293,3 +293,16 @@ def flipped_validation(task, model, tokenizer, cfg):
     train(head, family_ops(task).loss, prepared.train, lr=2e-3, seed=0, cfg=cfg, micro_batch_size=16,
           device=torch.device("cpu"), on_epoch_end=record)  # fmt: skip
     return prepared, by_epoch
+
+
+def held_bytes(build) -> int:
+    """Bytes of the Python heap that what `build()` returns holds while it is kept (tracemalloc)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = build()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    del kept
+    return held

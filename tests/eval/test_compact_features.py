@@ -11,10 +11,9 @@ compact side tokenises in several chunks, a last one short.
 from __future__ import annotations
 
 import random
-import tracemalloc
 
 import pytest
-from tests.eval.conftest import TOPICS, filler, ir_pairs, sc_examples, tc_examples
+from tests.eval.conftest import TOPICS, filler, held_bytes, ir_pairs, sc_examples, tc_examples
 
 from encoderlab.eval import tokenids
 from encoderlab.eval.batching import Prepared
@@ -144,16 +143,6 @@ def test_token_ids_read_back_as_the_lists_stored():
     assert len(tokenids.TokenIds.of([])) == 0
 
 
-def _held(build) -> int:
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    kept = build()
-    held = tracemalloc.get_traced_memory()[0] - before
-    tracemalloc.stop()
-    del kept
-    return held
-
-
 def test_prepared_ir_training_pairs_hold_a_fraction_of_the_lists_memory(tokenizer):
     """The figure that motivated the change, on a few hundred pairs: the compact training split holds
     less than half the memory of the lists of the same ids. Here every id is under 256, an int Python
@@ -162,6 +151,6 @@ def test_prepared_ir_training_pairs_hold_a_fraction_of_the_lists_memory(tokenize
     task = _task(name="ir", options=IROptions(), metric="ndcg@10", max_length=64)
     data = _ir_data(600, negatives=False)
     prepare(task, tokenizer, data)  # the tokenizer's and modules' first-call allocations, in neither figure
-    compact = _held(lambda: prepare(task, tokenizer, data).train)
-    lists = _held(lambda: _old_ir(task, tokenizer, data).train)
+    compact = held_bytes(lambda: prepare(task, tokenizer, data).train)
+    lists = held_bytes(lambda: _old_ir(task, tokenizer, data).train)
     assert compact * 2 < lists, (compact, lists)

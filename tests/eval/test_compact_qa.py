@@ -12,10 +12,9 @@ the compact side tokenises in several chunks, a last one short, and a question's
 from __future__ import annotations
 
 import dataclasses
-import tracemalloc
 
 import pytest
-from tests.eval.conftest import qa_examples
+from tests.eval.conftest import held_bytes, qa_examples
 from tests.eval.qa_fixtures import qa_task, tiny_bert_adapter
 
 from encoderlab.errors import UserError
@@ -101,16 +100,6 @@ def test_spans_read_back_the_offsets_stored():
     assert all(type(x) is int for x in stored[0][1])
 
 
-def _held(build) -> int:
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    kept = build()
-    held = tracemalloc.get_traced_memory()[0] - before
-    tracemalloc.stop()
-    del kept
-    return held
-
-
 def test_prepared_qa_splits_hold_a_fraction_of_the_lists_memory(tokenizer):
     """The compact training and evaluation windows of a few hundred questions hold less than half the
     memory of the old lists (their ids are all under 256, ints Python caches: a real vocabulary's cost
@@ -118,6 +107,6 @@ def test_prepared_qa_splits_hold_a_fraction_of_the_lists_memory(tokenizer):
     task, data = _task(False), _data(0.0)
     data = dataclasses.replace(data, train=qa_examples(400, 3), val=qa_examples(400, 4))
     prepare(task, tokenizer, data)  # the tokenizer's and modules' first-call allocations, in neither figure
-    compact = _held(lambda: (lambda p: (p.train, p.val))(prepare(task, tokenizer, data)))
-    lists = _held(lambda: (lambda p: (p.train, p.val))(_old(task, tokenizer, data)))
+    compact = held_bytes(lambda: (lambda p: (p.train, p.val))(prepare(task, tokenizer, data)))
+    lists = held_bytes(lambda: (lambda p: (p.train, p.val))(_old(task, tokenizer, data)))
     assert compact * 2 < lists, (compact, lists)

@@ -42,12 +42,7 @@ def test_the_repr_of_many_pairs_is_never_held_whole():
         for i in range(20_000)
     ]
     text = len(repr(pairs))
-    tracemalloc.start()
-    base = tracemalloc.get_traced_memory()[0]
-    repr_sha256(pairs)
-    peak = tracemalloc.get_traced_memory()[1] - base
-    tracemalloc.stop()
-    assert peak * 20 < text
+    assert _peak(lambda: repr_sha256(pairs)) * 20 < text
 
 
 def _one_shot_data_hash(data) -> str:
@@ -92,9 +87,14 @@ def test_the_data_hash_of_a_large_corpus_never_holds_its_json_text_whole():
     split = _corpus_split(20_000)
     text = sum(len(k) + len(v) for k, v in split.corpus.items())
     data = TaskData([], split, {"test": split})
+    assert _peak(lambda: data_hash(data)) * 5 < text
+
+
+def _peak(call) -> int:
+    """Bytes the Python heap's peak rose by while `call()` ran (tracemalloc)."""
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    data_hash(data)
+    call()
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
-    assert peak * 5 < text
+    return peak

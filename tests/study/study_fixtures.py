@@ -23,7 +23,7 @@ from tests.study.fake_study import WORDS, tiny_corpus
 
 from encoderlab.study import results
 from encoderlab.study.measures import Measure, Outcome
-from encoderlab.study.spec import ClaimSpec
+from encoderlab.study.spec import ClaimSpec, RunSpec
 
 
 def polarity_task_file(folder) -> None:
@@ -201,3 +201,18 @@ def eval_records(study: Path) -> dict[str, str]:
     """{eval node folder: the fingerprint of the model its record scored}."""
     markers = sorted((study / "nodes" / "eval").glob("*/node.json"))
     return {m.parent.name: json.loads(m.read_text())["result"]["model"] for m in markers}
+
+
+SEEDS = (0, 1, 2)
+ONE_SEED_BASE_RUNS = (
+    RunSpec(name="clmb", label="CLM base", recipe="pfs-clm"),  # one seed: the study's
+    RunSpec(name="mlmb", label="MLM base", recipe="pfs-mlm"),
+    RunSpec(name="clmcpt", label="CLM base + MLM", recipe="cpt-mlm", init="clmb", seeds=SEEDS),
+    RunSpec(name="mlmcpt", label="MLM base + MLM", recipe="cpt-mlm", init="mlmb", seeds=SEEDS),
+    RunSpec(name="mlmcpt2", label="MLM base + MLM again", recipe="cpt-mlm", init="mlmb", seeds=SEEDS),
+    RunSpec(name="mlmcpt3", label="MLM base + MLM, third", recipe="cpt-mlm", init="mlmb", seeds=SEEDS),
+    RunSpec(name="clm", label="CLM", recipe="pfs-clm", seeds=SEEDS),
+    RunSpec(name="mlm", label="MLM", recipe="pfs-mlm", seeds=SEEDS),
+)
+"""Runs continuing two bases trained at the study's one pretraining seed (three continuations of the MLM base),
+beside CLM and MLM at three seeds: the one-seed-base claims' and the results-per-run table's tests."""

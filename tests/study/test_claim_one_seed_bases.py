@@ -16,23 +16,13 @@ import pytest
 from fake_study import small_spec
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
-from tests.study.study_fixtures import stand_in_study
+from tests.study.study_fixtures import ONE_SEED_BASE_RUNS, SEEDS, stand_in_study
 
 from encoderlab.study import results
 from encoderlab.study.report import _claims_note
-from encoderlab.study.spec import ClaimSpec, RunSpec
+from encoderlab.study.spec import ClaimSpec
 
-SEEDS = (0, 1, 2)
-RUNS = (
-    RunSpec(name="clmb", label="CLM base", recipe="pfs-clm"),  # the study's one seed
-    RunSpec(name="mlmb", label="MLM base", recipe="pfs-mlm"),
-    RunSpec(name="clmcpt", label="CLM base + MLM", recipe="cpt-mlm", init="clmb", seeds=SEEDS),
-    RunSpec(name="mlmcpt", label="MLM base + MLM", recipe="cpt-mlm", init="mlmb", seeds=SEEDS),
-    RunSpec(name="mlmcpt2", label="MLM base + MLM again", recipe="cpt-mlm", init="mlmb", seeds=SEEDS),
-    RunSpec(name="mlmcpt3", label="MLM base + MLM, third", recipe="cpt-mlm", init="mlmb", seeds=SEEDS),
-    RunSpec(name="clm", label="CLM", recipe="pfs-clm", seeds=SEEDS),
-    RunSpec(name="mlm", label="MLM", recipe="pfs-mlm", seeds=SEEDS),
-)
+RUNS = ONE_SEED_BASE_RUNS
 BASES = ClaimSpec(
     id="bases", text="CLM base + MLM beats MLM base + MLM", kind="beats", a="clmcpt", b="mlmcpt"
 )
