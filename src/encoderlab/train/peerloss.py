@@ -29,7 +29,6 @@ Design
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 from pathlib import Path
@@ -90,7 +89,7 @@ def _says_it(world: World, address: str | None) -> bool:
     ranks, and LOCAL_RANK 1 where the dead peer was on this host (so maybe its LOCAL_RANK 0)."""
     if first_on_its_node() or world.world_size == 2:
         return True
-    return os.environ.get("LOCAL_RANK", "").strip() == "1" and address is not None and _on_this_host(address)
+    return world.local_rank == 1 and address is not None and _on_this_host(address)
 
 
 def _on_this_host(address: str) -> bool:
