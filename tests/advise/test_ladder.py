@@ -98,3 +98,26 @@ def test_a_finetune_setup_tells_lr_grids_alike_to_six_digits_apart():
         FinetuneSetup(task="t", lrs=(lr,), seeds=(0,), max_steps=None) for lr in (1e-5, 1.0000001e-5)
     )
     assert mine.differs(theirs) == "LR grid 1.0000001e-05, not 1e-05"
+
+
+def test_a_schedule_of_three_stages_is_named_whole():
+    """Named by its first share alone, CLM 25% -> MLM 50% -> CLM 25% and CLM 25% -> MLM 25% -> CLM 50% were both
+    `CLM 25% -> MLM-40 -> CLM`, so a ladder of the two was refused as two schedules of one name."""
+    half = Schedule((Stage("clm", 0.25), Stage("mlm", 0.5, 0.4), Stage("clm", 0.25)))
+    quarter = Schedule((Stage("clm", 0.25), Stage("mlm", 0.25, 0.4), Stage("clm", 0.5)))
+    assert (half.name, quarter.name) == ("CLM 25% -> MLM-40 50% -> CLM", "CLM 25% -> MLM-40 25% -> CLM")
+    rows = [
+        Observation(schedule=s, params=n, tokens=2e7, seed=0, value=3.0)
+        for s in (half, quarter)
+        for n in (1e6, 2e6)
+    ]
+    assert Ladder(Metric(name="val/mlm15", better="lower"), tuple(rows)).schedules == (
+        half,
+        quarter,
+    )  # two keys, not one
+    two = Schedule((Stage("mlm", 0.3, 0.2), Stage("mlm", 0.7, 0.4)))
+    three = Schedule((Stage("mlm", 0.3, 0.2), Stage("mlm", 0.4, 0.4), Stage("mlm", 0.3, 0.2)))
+    assert (two.name, three.name) == ("MLM-20 30% -> MLM-40", "MLM-20 30% -> MLM-40 40% -> MLM-20")
+    assert Schedule((Stage("clm", 0.25, approx=True), Stage("mlm", 0.75, 0.4, approx=True))).name == (
+        "CLM ~25% -> MLM-40"  # two stages read as before
+    )

@@ -107,18 +107,19 @@ class Schedule:
 
     @property
     def name(self) -> str:
-        """The label, or e.g. `CLM`, `MLM-40`, `CLM 25% -> MLM-40`."""
+        """The label, or e.g. `CLM`, `MLM-40`, `CLM 25% -> MLM-40`, `CLM 25% -> MLM-40 50% -> CLM`: every stage
+        but the last with its share (the last is the rest). Named by the first share alone, CLM 25% -> MLM 50% ->
+        CLM 25% and CLM 25% -> MLM 25% -> CLM 50% (two schedules) were both `CLM 25% -> MLM-40 -> CLM`, and
+        a ladder of both was refused as two schedules of one name (until 2026-12-07)."""
         if self.label:
             return self.label
         parts = [
             f"MLM-{percent_text(s.mask_ratio)}" if s.objective == "mlm" else "CLM"  # type: ignore[arg-type]
             for s in self.stages
         ]
-        if len(parts) == 1:
-            return parts[0]
         return " -> ".join(
-            f"{p} {'~' * s.approx}{percent_text(s.share)}%" if i == 0 else p
-            for i, (p, s) in enumerate(zip(parts, self.stages))
+            [f"{p} {'~' * s.approx}{percent_text(s.share)}%" for p, s in zip(parts[:-1], self.stages)]
+            + parts[-1:]
         )
 
 
