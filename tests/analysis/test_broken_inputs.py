@@ -214,3 +214,38 @@ def test_a_checkpoint_without_its_tokenizer_names_the_folder_the_tokenizer_goes_
     make_tokenizer().save_pretrained(ckpt / "model")  # the fix, as the line says it: the command runs
     main(argv)
     assert (tmp_path / "c" / "cka.csv").is_file()
+
+
+@pytest.mark.parametrize("mark", [b"", b"\xff\xfe"])
+def test_a_utf16_texts_file_is_one_line_naming_it_and_writes_nothing(tmp_path, capsys, mark, monkeypatch):
+    """`analyze` read its .jsonl texts and tasks with a reader of its own that lacked `data prepare`'s UTF-16
+    check: without a byte order mark each line failed as "not valid JSON", with one as "not UTF-8 text (byte 0)",
+    neither naming the encoding. Now both say UTF-16 with the `iconv` line, as `data prepare` does."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.treestate import assert_unchanged, world_state
+
+    from encoderlab.analysis.inputs import read_records, read_texts
+    from encoderlab.errors import UserError
+
+    a = save_model_folder(make_model(0), tmp_path / "a", tokenizer=make_tokenizer())
+    b = save_model_folder(make_model(1), tmp_path / "b", tokenizer=make_tokenizer())
+    lines = "".join(json.dumps({"text": t}) + "\n" for t in make_texts(60))
+    texts = tmp_path / "texts.jsonl"
+    texts.write_bytes(mark + lines.encode("utf-16-le"))
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path)
+    line = _refused(capsys, _cka(a, b, texts, tmp_path / "c", "--n", "50", "--seeds", "42"))
+    order = "utf-16" if mark else "utf-16le"
+    said = f"{texts} is UTF-16 text{'' if mark else ' (utf-16le, no byte order mark)'}, not UTF-8"
+    assert line == (
+        f"encoderlab: error: {said}; save it as UTF-8, e.g. `iconv -f {order} -t utf-8 texts.jsonl > utf8-texts.jsonl`"
+    )
+    assert_unchanged(before)
+    if not mark:
+        assert_printed_as_documented("analyze-texts-utf16-without-bom", line, tmp_path)
+    task = tmp_path / "task.jsonl"
+    task.write_bytes(mark + (json.dumps({"text": "t", "meta": {"label": "0"}}) + "\n").encode("utf-16-be"))
+    with pytest.raises(UserError, match=f"task.jsonl is UTF-16 text.*iconv -f utf-16{'' if mark else 'be'} "):
+        read_records(str(task))  # a probing task, read alike
+    texts.write_text(texts.read_bytes().decode(order))  # the fix, as the line says it
+    assert read_texts(str(texts)) == make_texts(60)

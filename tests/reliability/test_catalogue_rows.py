@@ -75,6 +75,7 @@ NAMED = {
     "export-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "eval-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "analyze-model-without-tokenizer": "tests.analysis.test_broken_inputs::test_a_checkpoint_without_its_tokenizer_names_the_folder_the_tokenizer_goes_into",
+    "analyze-texts-utf16-without-bom": "tests.analysis.test_broken_inputs::test_a_utf16_texts_file_is_one_line_naming_it_and_writes_nothing",
     "analyze-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "eval-check-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "study-cka-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_study_cka_nodes_start_model_pruned_while_it_is_read_is_one_line",

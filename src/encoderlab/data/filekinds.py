@@ -30,7 +30,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, not_utf8, save_as_utf8
 from encoderlab.paths import typed
 from encoderlab.words import count
 
@@ -181,9 +181,13 @@ def user_text(path: Path, fix: str) -> str:
         raise UserError(
             f"cannot read {path} ({exc or type(exc).__name__}); download or write it again"
         ) from None
+    if said := utf16_without_bom(data[:UTF16_SNIFF], path):  # else decoded: NUL-laced text, "not valid JSON"
+        raise UserError("; ".join(said))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        if not_utf8(exc)[1]:  # with its byte order mark: "not UTF-8 text (byte 0)" named no encoding
+            raise UserError(f"{path} is UTF-16 text, not UTF-8; {save_as_utf8(path, utf16=True)}") from None
         raise UserError(f"{path} is not UTF-8 text (byte {exc.start}); {fix}") from None
 
 
@@ -244,6 +248,19 @@ def utf16_order(head: bytes) -> str | None:
     if max(even, odd) < UTF16_NUL_SHARE * pairs or 4 * min(even, odd) >= max(even, odd):
         return None
     return "utf-16le" if odd >= even else "utf-16be"
+
+
+def utf16_without_bom(head: bytes, path: Path) -> tuple[str, str] | None:
+    """Why the text file `path`, whose content starts with `head`, is UTF-16 without a byte order mark
+    (`utf16_order`), and the fix (the `iconv` line of its byte order); None otherwise. One wording for every
+    reader of a user's text file: `data prepare`'s (`filereaders`) and `user_text`'s (`analyze`'s texts and
+    tasks, `advise`'s ladder files), which until 2026-12-07 read such a .jsonl as lines of invalid JSON."""
+    order = utf16_order(head)
+    if order is None:
+        return None
+    return f"{path} is UTF-16 text ({order}, no byte order mark), not UTF-8", save_as_utf8(
+        path, encoding=order
+    )
 
 
 MAGIC = {b"\x1f\x8b": ".gz", b"\xfd7zXZ\x00": ".xz", b"\x28\xb5\x2f\xfd": ".zst", b"PK\x03\x04": ".zip"}

@@ -39,7 +39,7 @@ from encoderlab.data.filekinds import (
     file_kind,
     json_lines_fix,
     misnamed,
-    utf16_order,
+    utf16_without_bom,
 )
 from encoderlab.data.filerecords import file_record
 from encoderlab.errors import UserError, not_utf8, save_as_utf8
@@ -182,11 +182,8 @@ def _decode(raw: bytes, where: str, path: Path, first: bool = False) -> str:
 def _utf16_without_bom(f: io.BufferedIOBase, path: Path) -> _Bad | None:
     """Why the file `path` (its content stream `f`, peeked, not read) is UTF-16 without a byte order mark
     (`filekinds.utf16_order`), whole: refused or skipped as one with its mark is (`_decode`); or None."""
-    order = utf16_order(content_head(f, path))
-    if order is None:
-        return None
-    fix = save_as_utf8(path, encoding=order)
-    return _Bad(f"{path} is UTF-16 text ({order}, no byte order mark), not UTF-8", fix, fix, whole_file=True)
+    said = utf16_without_bom(content_head(f, path), path)
+    return None if said is None else _Bad(said[0], said[1], said[1], whole_file=True)
 
 
 def _field(record: dict, key: str, where: str, source: str) -> str:
