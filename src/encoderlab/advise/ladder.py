@@ -10,9 +10,10 @@ so "CLM 25% -> MLM-40" read from a CSV and the same split read from a study's ru
 same schedule. A share is kept as given (a CSV's `clm_share`, a study's recorded `clm_fraction`) and a
 schedule is keyed by it exactly, so two recipes never share a trend line: shares rounded to the hundredth
 merged 0.125 with 0.12 ("CLM 12%" both) and 0.333 with 0.334. A share read off a run's whole steps is no
-recipe's exact share (CLM 16 of 31 steps), so `studyread` rounds it to the hundredth, which merges a share's
-runs of other step counts (100 of 333 steps with 300 of 1000) but marks it approximate (`Stage.approx`,
-printed `~52%`): it is never merged with, nor printed as, a share a recipe was given.
+recipe's exact share (CLM 16 of 31 steps), so `studyread` keys it beside the study's other such runs
+(`stepshares`: runs one share explains, within half a step of each switch, are one schedule, 100 of 333 steps
+with 300 of 1000) and marks it approximate (`Stage.approx`, printed `~30%`): it is never merged with, nor
+printed as, a share a recipe was given.
 
 The metric's direction is explicit. Curves are fitted to a quantity that falls towards a floor:
 a lower-is-better metric (a loss) as it is; a higher-is-better one (a fine-tuning score) as its
@@ -47,12 +48,12 @@ class Stage:
 
     objective: Objective
     share: float
-    """Fraction of the run's steps, in (0, 1]: as given (`exact_share`), or read off steps to the hundredth."""
+    """Fraction of the run's steps, in (0, 1]: as given (`exact_share`), or read off steps (`stepshares`)."""
     mask_ratio: float | None = None
     """MLM's mask ratio (None for CLM)."""
     approx: bool = False
-    """Whether `share` is a run's steps' share to the hundredth (rounded or not), not one a recipe was given: it
-    keys and prints apart (`~52%`) from a given share of the same digits."""
+    """Whether `share` was read off runs' steps (`stepshares`), not one a recipe was given: it keys and prints
+    apart (`~50%`) from a given share of the same digits."""
 
     def __post_init__(self) -> None:
         if self.objective not in ("clm", "mlm"):

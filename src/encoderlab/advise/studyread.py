@@ -9,7 +9,7 @@ marker's reader is imported (`study/marker.py`, which imports nothing of the stu
 * schedule: the run config's phases (objective, steps, mask ratio) as shares of the run; a CLM-then-MLM
   run's CLM share as the study asked for it (study.json, the study's record: its `clm_fraction`) where its
   steps are that share rounded to whole steps, so a short run's switch (CLM 50% of 31 steps: 16) is not
-  read as another share (52%);
+  read as another share (52%); else its whole steps, keyed beside the study's other such runs (`stepshares`);
 * N: the non-embedding parameters of the run's named model size; D: tokens trained;
 * C: the sum of the FLOPs training logged per step (None when it logged none: 6ND is used);
 * seed: the run config's training seed;
@@ -40,8 +40,8 @@ from encoderlab.advise.ladder import (
     Schedule,
     Stage,
     Yardstick,
-    exact_share,
 )
+from encoderlab.advise.stepshares import StepSplit, settle
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.marker import NodeMarker
@@ -144,15 +144,14 @@ def _run_name(node: str, asked: dict[str, float]) -> str:
     return base if rid not in asked and base and seed.isdigit() else rid
 
 
-def _schedule(cfg, asked: float | None = None) -> Schedule:
+def _schedule(cfg, asked: float | None = None) -> Schedule | StepSplit:
     """The run config's phases as stages, consecutive equal stages merged. A CLM-then-MLM run whose CLM steps
     are the recipe's whole-step rounding of the share it was asked for (`asked`, `pfs_clm_mlm`'s
     `round(steps * clm_fraction)`) is that share: read off its steps, CLM 50% of 31 steps (16) was 52%, another
     schedule beside the same split's longer runs, and a finished study was refused as sharing no rung. Any
-    other run (nothing recorded, or phases the share does not explain: overridden since) is its steps' shares
-    to the hundredth, marked approximate (`Stage.approx`, `~52%`): rounded alone, 16 of 31 steps keyed and
-    printed as a recipe's exact 52%. Marked whether or not it rounds, as the mark keys the schedule: marked only
-    where it rounded, 10 of 33 steps (~30%) and 30 of 100 (30%), one split at two lengths, were two schedules."""
+    other run of two stages or more (nothing recorded, or phases the share does not explain: overridden since)
+    is its whole steps (`StepSplit`), which `stepshares.settle` keys beside the study's other runs and marks
+    approximate (`Stage.approx`, `~50%`): never a recipe's exact share of the same digits."""
     steps = [
         (p.objective.type_tag, getattr(p.objective, "mask_ratio", None), p.n_steps(cfg.layout))
         for p in cfg.phases
@@ -173,15 +172,9 @@ def _schedule(cfg, asked: float | None = None) -> Schedule:
         and merged[0][2] == round(total * asked)
     ):
         return Schedule.biphasic(asked, merged[1][1])
-    shares = [round(n / total, 2) for _, _, n in merged]
-    shares[-1] = round(1.0 - sum(shares[:-1]), 2)
-    return Schedule(
-        tuple(
-            Stage(tag, exact_share(share), ratio, approx=len(merged) > 1)  # one stage is all of the steps
-            for (tag, ratio, _), share in zip(merged, shares)
-            if share > 0
-        )
-    )
+    if len(merged) == 1:  # all of the steps: exact
+        return Schedule((Stage(merged[0][0], 1.0, merged[0][1]),))
+    return StepSplit(tuple((tag, ratio) for tag, ratio, _ in merged), tuple(n for _, _, n in merged))
 
 
 def _records(path: Path) -> list[dict]:
@@ -322,7 +315,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
     _check_task(study, graph, metric)
     nodes = _nodes(study, graph)
     asked = _asked_shares(study)
-    runs, notes, continued = [], [], []
+    runs, notes, continued = [], [], []  # runs: (schedule as read, the rest of its Observation)
     for node in (n for n in nodes.values() if n.kind == "pretrain"):
         config, metrics = node.folder / "run" / "config.yaml", node.folder / "run" / "metrics.jsonl"
         if not config.is_file():  # it said "config file ... does not exist", with no fix
@@ -345,23 +338,27 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
         flops = _logged(records, "flops", metrics, none_ok=True)  # training logs null where it measured none
         value, scored_on = _value(node, nodes, records, metric, cfg)
         runs.append(
-            Observation(
-                schedule=_schedule(cfg, asked.get(_run_name(node.name, asked))),
-                params=non_embedding_params(cfg.model.size),
-                tokens=float(
-                    max(_logged(records, "tokens", metrics), default=0)
-                    or cfg.steps * cfg.layout.tokens_per_step
+            (
+                _schedule(cfg, asked.get(_run_name(node.name, asked))),
+                dict(
+                    params=non_embedding_params(cfg.model.size),
+                    tokens=float(
+                        max(_logged(records, "tokens", metrics), default=0)
+                        or cfg.steps * cfg.layout.tokens_per_step
+                    ),
+                    seed=int(cfg.seed),
+                    value=value,
+                    flops=float(sum(flops)) if flops else None,
+                    source=f"{study}:{node.name}",
+                    scored_on=scored_on,
                 ),
-                seed=int(cfg.seed),
-                value=value,
-                flops=float(sum(flops)) if flops else None,
-                source=f"{study}:{node.name}",
-                scored_on=scored_on,
             )
         )
     if not runs:
         raise UserError(_no_run(study, continued))
-    return runs, notes + _unfinished(study, graph, nodes)
+    schedules = settle([read for read, _ in runs])  # runs read off their steps, keyed beside each other
+    observed = [Observation(schedule=s, **rest) for s, (_, rest) in zip(schedules, runs)]
+    return observed, notes + _unfinished(study, graph, nodes)
 
 
 def _no_run(study: Path, continued: list[str]) -> str:
