@@ -124,3 +124,21 @@ def test_bad_files_are_one_line(tmp_path):
     bad.write_text("{not json\n")
     with pytest.raises(UserError, match="bad.jsonl:1: not valid JSON"):
         read_table(bad, "val/mlm15")
+
+
+@pytest.mark.parametrize(
+    ("mark", "encoding", "order"), [(b"", "utf-16-le", "utf-16le"), (b"\xff\xfe", "utf-16-le", "utf-16")]
+)
+def test_a_utf16_ladder_file_is_one_line_naming_it(tmp_path, mark, encoding, order):
+    """A spreadsheet's "Unicode text" export: without its byte order mark it decoded as UTF-8, NULs and all
+    (a CSV of no known column), with it "not UTF-8 text (byte 0)"; both now name UTF-16 and the iconv line."""
+    path = tmp_path / "ladder.csv"
+    path.write_bytes(
+        mark + "clm_share,mask_ratio,params,tokens,seed,val/mlm15\n0,0.4,1e6,2e7,0,3.0\n".encode(encoding)
+    )
+    with pytest.raises(UserError) as err:
+        read_table(path, "val/mlm15")
+    assert str(err.value).endswith(
+        f"ladder.csv is UTF-16 text{'' if mark else ' (utf-16le, no byte order mark)'}, not UTF-8; save it as "
+        f"UTF-8, e.g. `iconv -f {order} -t utf-8 ladder.csv > utf8-ladder.csv`"
+    )
