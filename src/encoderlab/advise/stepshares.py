@@ -8,13 +8,14 @@ lengths is two ratios of steps. Rounded to the hundredth, as they were keyed unt
 one, `CLM ~12%`.
 
 The rule: a switch at step b of T is the rounding of any share within half a step of it, [(b - 0.5)/T,
-(b + 0.5)/T], and runs are one schedule where one share explains every run's switches (their intervals meet).
-Runs are taken longest first (the narrowest intervals), each joining the schedule whose common interval it
-meets (the one whose longest run is nearest, where several do), else starting one; two runs of one length that
-switch at other steps are never one schedule (one share gives one switch at a length). A schedule of several
-switches (three stages or more) is so at each switch. Its share is the one with the fewest decimals in the common
-interval (nearest its longest run's among those): CLM 125 of 1000 and 42 of 333 steps are `~12.5%`, 10 of 33 and
-30 of 100 `~30%`. Schedules' intervals are disjoint, so no two are keyed or named alike.
+(b + 0.5)/T) (half-open, so the intervals of one length's steps tile the run without meeting), and runs are one
+schedule where one share explains every run's switches (their intervals overlap). Runs are taken longest first
+(the narrowest intervals), each joining the schedule whose common interval it overlaps (the one whose longest
+run is nearest, where several do), else starting one; so two runs of one length that switch at other steps are
+never one schedule. A schedule of several switches (three stages or more) is so at each switch. Its share is
+the one with the fewest decimals in the common interval (nearest its longest run's among those): CLM 125 of 1000
+and 42 of 333 steps are `~12.5%`, 10 of 33 and 30 of 100 `~30%`. Schedules' common intervals are disjoint at
+some switch, so no two are keyed or named alike.
 
 Trade-offs: half a step is the recipe's rounding; a phase given in tokens is rounded up to whole steps
 (`Phase.n_steps`), up to a whole step off, and such runs of one share at other lengths may stay apart. A short
@@ -25,7 +26,7 @@ run's interval is wide (16 of 31 steps: 50% to 53.2%), so alone it is named by t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 from encoderlab.advise.ladder import Schedule, Stage, exact_share
@@ -53,35 +54,34 @@ class StepSplit:
 
 @dataclass
 class _Group:
-    """Runs read as one schedule: what every run's switches allow (`lo`, `hi`), and its longest run."""
+    """Runs read as one schedule: the shares every run's switches allow ([`lo`, `hi`) each), its longest run."""
 
     first: StepSplit
     lo: list[Fraction]
     hi: list[Fraction]
-    at_length: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def meets(self, split: StepSplit) -> bool:
-        if split.kinds != self.first.kinds or self.at_length.get(split.total, split.steps) != split.steps:
+        if split.kinds != self.first.kinds:
             return False
-        return all(
-            max(a, b) <= min(c, d) for a, b, c, d in zip(self.lo, _lows(split), self.hi, _highs(split))
-        )
+        return all(max(a, b) < min(c, d) for a, b, c, d in zip(self.lo, _lows(split), self.hi, _highs(split)))
 
     def join(self, split: StepSplit) -> None:
         self.lo = [max(a, b) for a, b in zip(self.lo, _lows(split))]
         self.hi = [min(a, b) for a, b in zip(self.hi, _highs(split))]
-        self.at_length[split.total] = split.steps
 
     def schedule(self) -> Schedule:
-        """The group's schedule: at each switch the share of fewest decimals it allows, else its longest run's."""
+        """The group's schedule: at each switch the share of fewest decimals it allows. Each switch's interval
+        lies in its longest run's, and those are disjoint and in order, so the shares rise: no stage is empty."""
         exact = self.first.switches()
         chosen = [_fewest_decimals(lo, hi, near) for lo, hi, near in zip(self.lo, self.hi, exact)]
+        if (
+            None in chosen
+        ):  # an interval narrower than MAX_DECIMALS allows: its longest run's (not met in practice)
+            chosen = exact
         bounds = [Fraction(0), *chosen, Fraction(1)]
-        if any(b is None for b in chosen) or any(a >= b for a, b in zip(bounds, bounds[1:])):  # type: ignore[operator]
-            bounds = [Fraction(0), *exact, Fraction(1)]  # a switch at a one-step stage: none simpler fits
         return Schedule(
             tuple(
-                Stage(tag, exact_share(float(b - a)), ratio, approx=True)  # type: ignore[arg-type]
+                Stage(tag, exact_share(float(b - a)), ratio, approx=True)  # type: ignore[arg-type,operator]
                 for (tag, ratio), a, b in zip(self.first.kinds, bounds, bounds[1:])
             )
         )
@@ -100,10 +100,10 @@ def _distance(group: _Group, split: StepSplit) -> Fraction:
 
 
 def _fewest_decimals(lo: Fraction, hi: Fraction, near: Fraction) -> Fraction | None:
-    """The share in [lo, hi] of fewest decimals, the nearest to `near` of those; None past `MAX_DECIMALS`."""
+    """The share in [lo, hi) of fewest decimals, the nearest to `near` of those; None past `MAX_DECIMALS`."""
     for places in range(MAX_DECIMALS + 1):
         scale = 10**places
-        first, last = math.ceil(lo * scale), math.floor(hi * scale)
+        first, last = math.ceil(lo * scale), math.ceil(hi * scale) - 1
         if first <= last:
             return Fraction(min(max(round(near * scale), first), last), scale)
     return None
