@@ -7,7 +7,9 @@ Design
     rank that would never come: the join's whole timeout (30 minutes), then a traceback. Here the store is made as torch makes it (`_store`), and before
     the group forms each rank writes its WORLD_SIZE under a key of its own (`Launch.key`): the other ranks
     read rank 0's and rank 0 reads each peer's as it comes, and a difference is refused at once, on both sides
-    of it, naming both sizes (`WorldSizeDiffers`). The group then forms on that store under the prefix the
+    of it, naming both sizes (`WorldSizeDiffers`). Rank 0 learns who came from a counter each peer bumps
+    (`ARRIVALS`), blocking in the store's wait for the next arrival: a few requests per peer on rank 0's store
+    however long the peers take, where polling every peer's key made N*20 requests a second until all came. The group then forms on that store under the prefix the
     env:// start gives it (`group_store`: `init_process_group(store=...)` adds none of its own), and with the
     libuv choice that start reads (USE_LIBUV=0 opts out of libuv's store server, as under env://).
   * A rank that is not rank 0 connects to whatever listens on MASTER_PORT. Where rank 0 could not listen
@@ -39,7 +41,7 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 
-from torch.distributed import DistNetworkError, PrefixStore, Store, TCPStore
+from torch.distributed import DistNetworkError, DistStoreError, PrefixStore, Store, TCPStore
 from torch.distributed.constants import default_pg_timeout
 
 from encoderlab.errors import UserError
@@ -50,7 +52,8 @@ ANSWER_S = 60.0
 JOIN_TIMEOUT: timedelta = default_pg_timeout
 """How long ranks wait for each other to come (torch's default for the group, which the env:// start used)."""
 
-_POLL_S = 0.05
+ARRIVALS = "encoderlab/launch/arrivals"
+"""The store's counter of peers come so far (`store.add`): the n-th names its rank under `Launch.arrival(n)`."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,10 @@ class Launch:
 
     def key(self, rank: int) -> str:
         return f"encoderlab/launch/world_size/{rank}"
+
+    def arrival(self, number: int) -> str:
+        """The key naming the rank that came `number`th (1, 2, ...) to rank 0's store (`_peers_agree`)."""
+        return f"encoderlab/launch/arrival/{number}"
 
 
 class Joining:
@@ -133,6 +140,8 @@ def meet(launch: Launch, joining: Joining) -> Store:
     if launch.rank == 0:
         _peers_agree(store, launch)
     else:
+        # after its key, which rank 0 reads once this names it
+        store.set(launch.arrival(store.add(ARRIVALS, 1)), str(launch.rank))
         # rank 0's own store holds it at once
         theirs = store.get(launch.key(0)).decode()
         joining.answered()
@@ -189,17 +198,25 @@ def _wait_until_listening(launch: Launch) -> bool:
 
 def _peers_agree(store: Store, launch: Launch) -> None:
     """Rank 0: read each peer's WORLD_SIZE as it comes, refusing the first that differs; past the join's timeout,
-    the store's own wait says which never came (torch's timeout error, as the group's start raised)."""
+    the store's own wait says which never came (torch's timeout error, as the group's start raised).
+    Each wait blocks in the store for the next arrival (`Launch.arrival`), so rank 0's store answers a few
+    requests per peer however long the peers take (a poll of every peer's key each 50 ms made N*20 a second)."""
     waiting = {rank: launch.key(rank) for rank in range(1, launch.world_size)}
     deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
-    while waiting and time.monotonic() < deadline:
-        for rank, key in list(waiting.items()):
-            if store.check([key]):
-                theirs = store.get(key).decode()
-                if theirs != str(launch.world_size):
-                    raise WorldSizeDiffers(launch, rank, theirs)
-                del waiting[rank]
-        time.sleep(_POLL_S if waiting else 0)
+    arrived = 0
+    while waiting:
+        arrived += 1
+        left = deadline - time.monotonic()
+        try:
+            store.wait([launch.arrival(arrived)], timedelta(seconds=max(left, 0.001)))
+        except DistStoreError:
+            break  # past the join's timeout: said below, naming the ranks that never came
+        rank = int(store.get(launch.arrival(arrived)))
+        if rank not in waiting:
+            continue  # a second process given that RANK (or one out of range): gloo's join says so, as before
+        theirs = store.get(waiting.pop(rank)).decode()
+        if theirs != str(launch.world_size):
+            raise WorldSizeDiffers(launch, rank, theirs)
     if waiting:
         store.wait(list(waiting.values()), timedelta(milliseconds=1))
 
