@@ -158,12 +158,16 @@ def test_under_torchruns_agent_store_a_rank_reads_no_key_of_another_round(monkey
     env.update(TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="0")
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(rendezvous, "JOIN_TIMEOUT", timedelta(seconds=1))  # bounds the old code's wait
+    monkeypatch.setattr(rendezvous, "JOIN_TIMEOUT", timedelta(seconds=10))  # bounds the old code's wait
     launch = rendezvous.Launch.from_env()
-    store = rendezvous.meet(
-        launch, rendezvous.Joining(launch)
-    )  # was: "rank 1 ... but rank 0 with WORLD_SIZE=3"
-    assert store.num_keys() == agent.num_keys()  # it wrote nothing to wait on either
+    zero = rendezvous.Launch(0, 2, "127.0.0.1", agent.port, agent_store=True)  # this round's rank 0 (it meets
+    # rank 1 under a token of this round: test_rendezvous_rounds.py)
+    meeting = threading.Thread(target=rendezvous.meet, args=(zero, rendezvous.Joining(zero)), daemon=True)
+    meeting.start()
+    rendezvous.meet(launch, rendezvous.Joining(launch))  # was: "rank 1 ... but rank 0 with WORLD_SIZE=3"
+    meeting.join(30)
+    # no WORLD_SIZE exchanged under the agent's store
+    assert not agent.check(["encoderlab/launch/world_size/1"])
 
 
 def test_a_rank_that_reached_nothing_on_master_port_is_not_told_a_stranger_holds_it(monkeypatch):

@@ -26,6 +26,13 @@ Design
     names the round: TORCHELASTIC_RESTART_COUNT is each node's own count (an agent restarted for a new or
     restarted peer node does not add to it), so keys per restart left ranks of one round reading another
     round's keys, or waiting for the join's timeout for keys written under another count.
+    The group's own keys had the same fault: gloo read each rank's address from the last round's keys (the dead
+    ranks'), so a round restarted by `--max-restarts` waited in gloo's connect until its timeout (torch's env://
+    start too, since the agent's store outlives its rounds: TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 avoided it). So
+    each round's keys lie under a token its rank 0 draws (`_this_round`): rank 0 writes it, each peer arrives
+    under the token it reads and waits for rank 0's welcome there; a peer that read a dead round's token (this
+    round's rank 0 not yet come) hears none and reads the token again. Trade-off: a few store requests per peer
+    every `RECHECK` while this round's rank 0 is late, in exchange for a round known to every rank alike.
   * Trade-off: a rank 0 too loaded to write one key within `ANSWER_S` of opening its store would be taken for a
     stranger; a minute is far beyond what that takes, and far below the 30 minutes it replaces.
   * The waits run on `distributed._join_group`'s joining thread: its main thread enforces `Joining`'s deadline
@@ -38,6 +45,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -51,6 +59,12 @@ ANSWER_S = 60.0
 
 JOIN_TIMEOUT: timedelta = default_pg_timeout
 """How long ranks wait for each other to come (torch's default for the group, which the env:// start used)."""
+
+ROUND = "encoderlab/launch/round"
+"""Under torchrun's agent store: the token of the latest round's rank 0; each round's keys lie under it."""
+
+RECHECK = timedelta(seconds=5)
+"""How long a peer under torchrun's agent store waits for a welcome before it reads `ROUND` again."""
 
 ARRIVALS = "encoderlab/launch/arrivals"
 """The store's counter of peers come so far (`store.add`): the n-th names its rank under `Launch.arrival(n)`."""
@@ -135,7 +149,7 @@ def meet(launch: Launch, joining: Joining) -> Store:
     """The launch's store, once this rank and the ranks it reads agree on WORLD_SIZE (module docstring)."""
     store = _store(launch, joining)
     if launch.agent_store:  # torchrun gave every rank the same WORLD_SIZE (module docstring)
-        return store
+        return PrefixStore(f"{ROUND}/{_this_round(store, launch)}", store)
     store.set(launch.key(launch.rank), str(launch.world_size))
     if launch.rank == 0:
         _peers_agree(store, launch)
@@ -172,6 +186,41 @@ def _store(launch: Launch, joining: Joining) -> TCPStore:
     if launch.agent_store:
         joining.answered()  # torchrun's store answered; rank 0 may come later
     return store
+
+
+def _this_round(store: Store, launch: Launch) -> str:
+    """Under torchrun's agent store: the token of this round, the same on each of its ranks (module docstring).
+    Rank 0 draws it and welcomes each peer that arrives under it; a peer that read an earlier round's token
+    (its rank 0 dead, this round's not yet come) hears no welcome and reads the token again each `RECHECK`."""
+    if launch.rank == 0:
+        token = uuid.uuid4().hex
+        store.set(ROUND, token)
+        waiting, arrived = set(range(1, launch.world_size)), 0
+        deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
+        while waiting:  # past the join's timeout, the store's own error names the arrival not come
+            arrived += 1
+            key = f"{ROUND}/{token}/arrival/{arrived}"
+            store.wait([key], timedelta(seconds=max(deadline - time.monotonic(), 0.001)))
+            rank = int(store.get(key))
+            if rank in waiting:  # a peer that read the token again arrives again
+                waiting.discard(rank)
+                store.set(f"{ROUND}/{token}/welcome/{arrived}", "")
+        return token
+    token, deadline = "", time.monotonic() + JOIN_TIMEOUT.total_seconds()
+    while True:
+        seen = store.get(ROUND).decode()  # some round's rank 0 wrote it (else the store's timeout)
+        if (
+            seen != token
+        ):  # welcomed by its arrival's number: a dead round's rank 0 welcomed only earlier ones
+            token, arrived = seen, store.add(f"{ROUND}/{seen}/arrivals", 1)
+            store.set(f"{ROUND}/{token}/arrival/{arrived}", str(launch.rank))
+        left = timedelta(seconds=max(deadline - time.monotonic(), 0.001))
+        try:
+            store.wait([f"{ROUND}/{token}/welcome/{arrived}"], min(RECHECK, left))
+            return token
+        except DistStoreError:
+            if left <= RECHECK:
+                raise  # the join's timeout: the store's own error, naming the welcome not come
 
 
 def group_store(store: Store) -> Store:
