@@ -23,14 +23,19 @@ Design
     each printing it made one line per GPU. But the rank that died may be that LOCAL_RANK 0 (`_says_it`): then
     nobody on its node said a word (seen with two ranks on one node, rank 0 killed: rank 1 exited 1 in silence).
     So with two ranks the survivor always says it (it is the only one left), and with more, LOCAL_RANK 1 says it
-    too where the dead peer's address is this host's. Trade-off: another local rank's death on a node whose
+    too where the dead peer's address is this host's: gloo's address for a rank is that of the interface
+    GLOO_SOCKET_IFNAME names where it is set (an address the host's name need not resolve to), else the one
+    its name resolves to, so both count (`_on_this_host`). Trade-off: another local rank's death on a node whose
     LOCAL_RANK 0 lives is then said twice there, against never where LOCAL_RANK 0 died.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import socket
+import struct
 from pathlib import Path
 
 from encoderlab.errors import UserError
@@ -44,6 +49,9 @@ GONE = ("Connection reset by peer", "Connection closed by peer", "Broken pipe")
 _GLOO = "gloo/transport/"
 """Where gloo's transport errors come from, as their text names the source file ("[.../gloo/transport/tcp/pair.cc:553]
 Connection closed by peer [127.0.0.1]:6555", torch 2.x's bundled gloo; DDP's comm hook keeps it in its wrapper)."""
+
+_SIOCGIFADDR = 0x8915
+"""Linux's ioctl for an interface's IPv4 address (linux/sockios.h)."""
 
 _ADDRESS = re.compile(r"\[([0-9A-Fa-f.:]+)\]:\d+")
 """The peer's address in gloo's message ("[10.0.0.2]:43210"); the source file's "[.../pair.cc:537]" has slashes."""
@@ -93,13 +101,29 @@ def _says_it(world: World, address: str | None) -> bool:
 
 
 def _on_this_host(address: str) -> bool:
-    """Whether `address` is this host's: a loopback address, or one its name resolves to."""
+    """Whether `address` is this host's: a loopback address, one its name resolves to (where gloo binds by
+    default), or that of an interface GLOO_SOCKET_IFNAME names (where gloo binds then: an address the name need
+    not resolve to, so a LOCAL_RANK 0 killed there went unsaid)."""
     if address.startswith("127.") or address in ("::1", "::ffff:127.0.0.1"):
+        return True
+    names = [name for name in os.environ.get("GLOO_SOCKET_IFNAME", "").split(",") if name]
+    if address in {_ipv4_of(name) for name in names}:
         return True
     try:
         return address in socket.gethostbyname_ex(socket.gethostname())[2]
     except OSError:
         return False
+
+
+def _ipv4_of(interface: str) -> str | None:
+    """The IPv4 address of this host's `interface` (Linux's SIOCGIFADDR), or None where it has none.
+    Trade-off: an interface gloo reaches over IPv6 alone is not matched; its LOCAL_RANK 0 says the line."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            asked = struct.pack("256s", interface.encode()[:15])
+            return socket.inet_ntoa(fcntl.ioctl(probe.fileno(), _SIOCGIFADDR, asked)[20:24])
+    except OSError:
+        return None
 
 
 def _from_where(run_dir: Path | None) -> str:
