@@ -209,9 +209,8 @@ def _this_round(store: Store, launch: Launch) -> str:
     token, deadline = "", time.monotonic() + JOIN_TIMEOUT.total_seconds()
     while True:
         seen = store.get(ROUND).decode()  # some round's rank 0 wrote it (else the store's timeout)
-        if (
-            seen != token
-        ):  # welcomed by its arrival's number: a dead round's rank 0 welcomed only earlier ones
+        # welcomed by its arrival's number: a dead round's rank 0 welcomed only earlier ones
+        if seen != token:
             token, arrived = seen, store.add(f"{ROUND}/{seen}/arrivals", 1)
             store.set(f"{ROUND}/{token}/arrival/{arrived}", str(launch.rank))
         left = timedelta(seconds=max(deadline - time.monotonic(), 0.001))
