@@ -186,9 +186,10 @@ claims:
 def local_model_study(root: Path, model: str, recipe: str = "") -> Path:
     """A study file evaluating `root/model` as is on a task file, one LR and seed (with `recipe`, e.g.
     ", recipe: cpt-mlm, steps: 2": continuing it first). The path is absolute, as a study folder's record
-    holds it (a relative one gone is read as a name: `files._with_paths`)."""
+    holds it (a relative one gone is read as a name: `files._with_paths`). A continued run trains on 2 rows a
+    step (`micro_batch: 2`), not its recipe's 1,152: what these tests check is which files it keys and loads."""
     (root / "s.yaml").write_text(
-        "name: mine\nsize: tiny\nseq_len: 32\n"
+        "name: mine\nsize: tiny\nseq_len: 32\nmicro_batch: 2\n"
         "data: [{name: main, corpus: [corpus.jsonl], tokenizer: tok, decontaminate: false}]\n"
         f"runs: [{{name: start, init: {root / model}{recipe}}}]\n"
         "eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0], max_steps: 2}\n"
