@@ -257,10 +257,10 @@ def test_a_model_replaced_between_the_recheck_and_the_trainers_load_is_refused_b
 
 
 def test_a_file_edited_in_a_linked_subfolder_moves_the_remembered_stats(tmp_path):
-    """The memory of a read (`localmodels._tree_stats`) walked no linked subfolder, though the load reads through
+    """The memory of a read (`localmodels.tree_stats`) walked no linked subfolder, though the load reads through
     it (a sentence-transformers folder's `1_Pooling/` linked from elsewhere): a file edited there left the stats
     as they were, and the stale read stood. A link back to an ancestor is walked once, not forever."""
-    from encoderlab.study.localmodels import _tree_stats
+    from encoderlab.study.localmodels import tree_stats
 
     elsewhere = tmp_path / "pooling"
     elsewhere.mkdir()
@@ -269,6 +269,6 @@ def test_a_file_edited_in_a_linked_subfolder_moves_the_remembered_stats(tmp_path
     folder.mkdir()
     (folder / "1_Pooling").symlink_to(elsewhere, target_is_directory=True)
     (folder / "again").symlink_to(folder, target_is_directory=True)  # a cycle
-    before = _tree_stats(folder)
+    before = tree_stats(folder)
     (elsewhere / "config.json").write_text('{"pooling_mode_cls_token": true}')
-    assert _tree_stats(folder) != before
+    assert tree_stats(folder) != before

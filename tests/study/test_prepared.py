@@ -250,3 +250,26 @@ def test_a_folder_whose_token_files_were_swapped_is_refused_before_the_study_run
         main(["study", "plan", "paper1-pfs", "--scale", "gpu-210m", "--prepared", f"main={data}"])
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "tokens.bin now holds other bytes" in err and f"prepare {data} again" in err
+
+
+def test_the_datasets_tokenizer_is_loaded_again_only_when_its_files_moved(tmp_path, monkeypatch):
+    """`check_tokenizer` runs before a study writes and again in its prepare node (and at each `study plan`);
+    each loaded and hashed the dataset's tokenizer again (EuroBERT's 128k vocabulary: about a second each).
+    Its hash is now reused while no file under its folder moved; one saved again since is read again, and a
+    folder of the old tokenizer is refused as before."""
+    from encoderlab.data import tokenizer as tokenizers
+    from encoderlab.study.prepared import check_tokenizer
+
+    tok = _bpe(tmp_path)
+    meta = {"recipe": {"tokenizer_hash": tokenizers.tokenizer_hash(tokenizers.load_tokenizer(tok))}}
+    real, loads = tokenizers.load_tokenizer, []
+    monkeypatch.setattr(tokenizers, "load_tokenizer", lambda name: loads.append(name) or real(name))
+    check_tokenizer(meta, str(tok), "main", tmp_path / "data")
+    check_tokenizer(meta, str(tok), "main", tmp_path / "data")
+    assert loads == [str(tok)]  # the second check reused the first's hash
+    changed = real(tok)
+    changed.add_tokens(["zzzextra"])
+    changed.save_pretrained(tok)
+    with pytest.raises(UserError, match=r"^dataset main: .*data was tokenized with another tokenizer"):
+        check_tokenizer(meta, str(tok), "main", tmp_path / "data")
+    assert loads == [str(tok)] * 2

@@ -58,16 +58,16 @@ class ModelRead:
     files: dict[str, str]
     """{file relative to `folder`: its sha256}, in the order the identity digests them (`file_digests`)."""
     stats: tuple
-    """The stat identity of every file under `folder`, taken before the bytes were read (`_tree_stats`)."""
+    """The stat identity of every file under `folder`, taken before the bytes were read (`tree_stats`)."""
 
 
 _READS: dict[tuple[str, bool], ModelRead] = {}
 """The last read of each model folder by the real path of the folder named (a run's, or the model's own) and
 whether a start reads it (`read_model`): the graph's, then each node's recheck, which reuses it while
-`_tree_stats` is unchanged. One entry a folder and way, never pruned (a study names a few)."""
+`tree_stats` is unchanged. One entry a folder and way, never pruned (a study names a few)."""
 
 
-def _tree_stats(folder: Path) -> tuple:
+def tree_stats(folder: Path) -> tuple:
     """`txtscans.scan_key` of every file under `folder` (symlinks followed, as the load follows them: a hub
     cache snapshot's files are links to its blobs, and a linked subfolder such as `1_Pooling/` is read through
     the link), in a fixed order; a dangling one as its name alone. A linked subfolder was not walked, so a file
@@ -105,7 +105,7 @@ def read_model(source: str, start: bool = False) -> ModelRead | None:
 
     real = (os.path.realpath(folder), start)
     folder = start_model_folder(str(folder)) if start else own_model_folder(folder) or folder
-    stats = _tree_stats(folder)
+    stats = tree_stats(folder)
     known = _READS.get(real)
     if known is not None and known.stats == stats and known.folder == folder:
         return known
