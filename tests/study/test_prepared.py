@@ -24,7 +24,7 @@ from encoderlab.data.shard import Shard  # noqa: E402
 from encoderlab.data.sources import parse_source  # noqa: E402
 from encoderlab.errors import UserError  # noqa: E402
 from encoderlab.study.catalog import get_study  # noqa: E402
-from encoderlab.study.graph import build_graph  # noqa: E402
+from encoderlab.study.graph import build_graph, prepare_graph  # noqa: E402
 from encoderlab.study.nodes import prepared_folder, real_backend, run_prepare  # noqa: E402
 from encoderlab.study.plan import plan_study  # noqa: E402
 from encoderlab.study.prepared import with_prepared  # noqa: E402
@@ -78,15 +78,17 @@ def test_the_gpu_study_reads_a_corpus_prepared_across_machines(folders, tmp_path
         main(["study", "plan", "paper1-pfs", "--scale", "gpu-210m", "--prepared", f"main={fineweb}"])
     out, err = capsys.readouterr()
     assert f"counted in the prepared folder {fineweb}" in out and "error: run mlm20 would read" in err
-    # the prepare node reads the folder where it is (checking its tokenizer) and prepares nothing
-    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    # the prepare node reads the folder where it is (checking its tokenizer) and prepares nothing; the
+    # prepare nodes are the start of the graph (`build_graph` begins with `prepare_graph`), read without
+    # building gpu-210m's ~90,000 eval nodes each time
+    node = prepare_graph(spec, real_backend()).nodes["prepare/main"]
     (tmp_path / "node").mkdir()
     ctx = NodeContext(node=node, out_dir=tmp_path / "node", inputs={}, study_dir=tmp_path, spec=spec)
     assert run_prepare(ctx)["data"] == str(fineweb) and not any((tmp_path / "node").iterdir())
     # keyed by content: a moved folder keeps the key, another slice of the corpus changes it, and a
     # study that prepares its own data keeps the keys it had before `prepared` existed
     moved = Path(shutil.copytree(fineweb, tmp_path / "moved"))
-    key = lambda s: build_graph(s, real_backend()).nodes["prepare/main"].key  # noqa: E731
+    key = lambda s: prepare_graph(s, real_backend()).nodes["prepare/main"].key  # noqa: E731
     moved_spec = with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={moved}",))
     assert key(moved_spec) == node.key
     # ... and the runs then read it where it is now, not where the finished node found it
@@ -95,7 +97,7 @@ def test_the_gpu_study_reads_a_corpus_prepared_across_machines(folders, tmp_path
     assert key(with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={folders['fw1']}",))) != node.key
     assert (
         "prepared"
-        not in build_graph(get_study("paper1-pfs", "gpu-210m"), real_backend()).nodes["prepare/main"].config
+        not in prepare_graph(get_study("paper1-pfs", "gpu-210m"), real_backend()).nodes["prepare/main"].config
     )
 
 
@@ -130,7 +132,7 @@ def test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line(fol
     assert not out.exists()
     # and the node checks it again (the folder may change while a study waits)
     spec = with_prepared(gpu, (f"main={folders['bpe']}",))
-    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    node = prepare_graph(spec, real_backend()).nodes["prepare/main"]  # as `build_graph` makes it
     (tmp_path / "node").mkdir()
     ctx = NodeContext(node=node, out_dir=tmp_path / "node", inputs={}, study_dir=tmp_path, spec=spec)
     with pytest.raises(
@@ -204,7 +206,6 @@ def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_pat
     from encoderlab.data.sources import SourceConfig
     from encoderlab.data.tokenizer import train_tokenizer
     from encoderlab.study.files import load_study_file
-    from encoderlab.study.graph import prepare_graph
 
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
     polarity_task_file(tmp_path)
