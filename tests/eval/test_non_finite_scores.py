@@ -63,3 +63,23 @@ def test_finite_scores_and_a_diverged_runs_nan_loss_are_read(tmp_path):
     rec = _record(0, 50.0) | {"final_loss": float("nan")}  # a diverged fine-tuning run's loss: not a score
     path.write_text(json.dumps(rec) + "\n")
     assert len(ResultsStore(path).records) == 1
+
+
+@pytest.mark.parametrize(
+    ("split", "said"),
+    [
+        ({"accuracy": None}, "test.ood.accuracy is null"),  # a NaN as the strict JSON writer writes it
+        ({}, "test.ood.accuracy is missing"),
+    ],
+)
+def test_a_split_score_that_is_null_or_missing_is_refused_too(tmp_path, split, said):
+    """Read, the summary's interval over the seeds of split `ood` was a TypeError (null) or KeyError
+    (missing) traceback."""
+    path = tmp_path / "results.jsonl"
+    records = [_record(0, 50.0), _record(1, 51.0)]
+    records[0]["test"]["ood"] = {"accuracy": 40.0}
+    records[1]["test"]["ood"] = split
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(UserError) as err:
+        ResultsStore(path)
+    assert str(err.value).startswith(f"{path} line 2 holds a score that is not a number ({said}), ")

@@ -123,9 +123,34 @@ class EvalRecord:
         Metrics never give one, so a record holding one was edited or damaged; read, it made the paired
         tests depend on the order of the seeds ([1, nan, 1]: p = 0.25; [nan, 1, 1]: Holm refused)."""
         scores = {"val_score": self.val_score, "test_score": self.test_score}
-        scores |= {f"test.{split}.{self.metric}": m.get(self.metric) for split, m in self.test.items()}
-        bad = [f"{k} is {v}" for k, v in scores.items() if isinstance(v, float) and not math.isfinite(v)]
+        # a split's score as it stands: null (a NaN as the strict JSON writer writes it) or missing was a
+        # TypeError or KeyError traceback from the summary's interval over the seeds
+        scores |= {
+            f"test.{split}.{self.metric}": m.get(self.metric, _MISSING) for split, m in self.test.items()
+        }
+        bad = [f"{k} is {_said(v)}" for k, v in scores.items() if not _finite(v)]
         return bad[0] if bad else None
+
+
+_MISSING = object()
+
+
+def _finite(value) -> bool:
+    """Whether a score read from JSON is a finite number (`from_dict` reads a top-level 50 as 50.0)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _said(value) -> str:
+    """A score as the refusal names it: nan, inf, null or missing (a split's), or the JSON value written."""
+    return (
+        "missing"
+        if value is _MISSING
+        else "null"
+        if value is None
+        else repr(value)
+        if isinstance(value, str)
+        else str(value)
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
