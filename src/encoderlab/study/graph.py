@@ -416,7 +416,10 @@ def report_config(spec: StudySpec, local_texts: frozenset[str] = frozenset()) ->
     again). A folder given with `--prepared` counts by content, in its prepare node's key, not by path; so
     does a CKA's texts file on this machine (`local_texts`: the `texts` its CKA node keys by the file's
     digest), its path left out here too: a moved texts file or study folder kept the CKA and re-keyed the
-    report. An asset's name stays, so a built-in study's report keeps its key."""
+    report. An asset's name stays, so a built-in study's report keeps its key. A local corpus, task file or
+    start model folder stays by path: the report names each (the data row, the runs' start, the tasks), so
+    a move must write it again; their content reaches this key through the input nodes' keys (a start
+    model's and a task's by content, a corpus's prepare node by path, its content checked by freshness)."""
     from encoderlab.config import to_dict
 
     data = to_dict(spec)
