@@ -16,6 +16,13 @@ classifier with two labels tags every token of the input as outside (0) or insid
     per question, averaged; no text is decoded.
 Predictions are read on real tokens only; EncodEval reads padding positions too (their predictions
 count as false positives when 1), which depends on how questions were batched.
+
+A prepared split holds its features compactly (`compact_encode`: ids, gold positions and segment ids as
+`tokenids` int32 columns, the question ids a plain list, the labels rebuilt from the gold positions on
+read: `TaggerFeatures`), tokenised `tokenids.CHUNK` questions at a
+time with the room checked once on the whole split: a question's window depends on it alone, so each
+feature reads back as the dict `encode` gives and the scores are unchanged. Trade-off: a feature's lists
+are rebuilt on every read.
 """
 
 from __future__ import annotations
@@ -25,12 +32,14 @@ from collections.abc import Sequence
 from torch import nn
 
 from encoderlab.errors import UserError
+from encoderlab.eval import tokenids
 from encoderlab.eval.batching import Prepared, predict_rows, segments, token_loss
 from encoderlab.eval.features import end_token_id
 from encoderlab.eval.heads import TokenClassifier
 from encoderlab.eval.metrics import position_f1
 from encoderlab.eval.qa import longest_question
 from encoderlab.eval.spec import Task, TaskData
+from encoderlab.eval.tokenids import CompactFeatures, stacked
 
 Offsets = list[tuple[int, int]]
 
@@ -67,15 +76,16 @@ def check_tagger_room(task: Task, tokenizer, questions: Sequence[str]) -> None:
 
 
 def _windows(
-    task: Task, tokenizer, examples: Sequence[dict]
+    task: Task, tokenizer, examples: Sequence[dict], check: bool = True
 ) -> list[tuple[list[int], int, Offsets, list[int] | None]]:
     """(ids, position of the first context token, context token offsets, segment ids) of each example's
     window; segment ids are the tokenizer's `token_type_ids` of the pair (`inputs: tokenizer` with a
-    tokenizer that gives them, BERT's), else None."""
+    tokenizer that gives them, BERT's), else None. `check=False`: the room was checked on the whole split."""
     firsts = [task.options.first_segment(e["question"]) for e in examples]
     contexts = [e["context"] for e in examples]
     if task.inputs == "tokenizer":
-        check_tagger_room(task, tokenizer, [e["question"] for e in examples])
+        if check:
+            check_tagger_room(task, tokenizer, [e["question"] for e in examples])
         enc = tokenizer(
             firsts,
             contexts,
@@ -102,11 +112,11 @@ def _windows(
     return out
 
 
-def encode(task: Task, tokenizer, examples: Sequence[dict]) -> list[dict]:
+def encode(task: Task, tokenizer, examples: Sequence[dict], check: bool = True) -> list[dict]:
     """One feature per question: ids, 0/1 labels on every token and the gold answer positions (and the
     window's `segment_ids` when the tokenizer gives them)."""
     out = []
-    for e, (ids, first, offsets, segs) in zip(examples, _windows(task, tokenizer, examples)):
+    for e, (ids, first, offsets, segs) in zip(examples, _windows(task, tokenizer, examples, check)):
         gold = answer_positions(offsets, first, e["answers"][0] if e["answers"] else None)
         inside = set(gold)
         labels = [int(p in inside) for p in range(len(ids))]
@@ -115,13 +125,44 @@ def encode(task: Task, tokenizer, examples: Sequence[dict]) -> list[dict]:
     return out
 
 
+def compact_encode(task: Task, tokenizer, examples: Sequence[dict]) -> CompactFeatures:
+    """`encode`, held compactly: the int lists as `tokenids` columns, tokenised `tokenids.CHUNK` questions
+    at a time, the room checked once on every question (the refusal names the split's longest, as one call
+    did); the question ids (strings, shared with the examples) a plain column. Each feature reads back as
+    the dict `encode` gives."""
+    if task.inputs == "tokenizer":
+        check_tagger_room(task, tokenizer, [e["question"] for e in examples])
+
+    def chunks():
+        for first in range(0, len(examples), tokenids.CHUNK):
+            rows = encode(task, tokenizer, examples[first : first + tokenids.CHUNK], check=False)
+            yield [{k: v for k, v in row.items() if k not in ("id", "labels")} for row in rows]
+
+    ids, numbers = stacked(chunks())
+    assert not numbers, f"tagger features hold int lists only, got {sorted(numbers)}"
+    return TaggerFeatures(ids, {"id": [e["id"] for e in examples]})
+
+
+class TaggerFeatures(CompactFeatures):
+    """`compact_encode`'s split: a feature's `labels` are not stored but rebuilt on read from its gold
+    positions and its length, as `encode` builds them (1 at a gold position, else 0): they would be as
+    many int32s as its ids, half the held bytes, for what the gold positions already say."""
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        row = super().__getitem__(i)
+        inside = set(row["gold"])
+        return {**row, "labels": [int(p in inside) for p in range(len(row["input_ids"]))]}
+
+
 class AnswerTagger:
     """The QA family's operations with `QAOptions.head == "tagger"` (`families.family_ops`)."""
 
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            return encode(task, tokenizer, split)
+            return compact_encode(task, tokenizer, split)  # held compactly (`tokenids`)
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 

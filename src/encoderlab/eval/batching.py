@@ -21,7 +21,7 @@ class Prepared:
     """Tokenised splits of one task (shared by every node of its grid)."""
 
     train: Sequence[dict]
-    """Training examples, as dicts when read (`tokenids.CompactFeatures`; lists for the QA tagger)."""
+    """Training examples, as dicts when read (`tokenids.CompactFeatures`)."""
     val: Any
     tests: dict[str, Any]
 

@@ -8,7 +8,8 @@ column of texts is `TokenIds` (4 bytes per token, 8 per text), and a split is `C
 columns and its plain per-example columns (labels, document ids, input keys), which builds an example's
 dict when it is read. A tc split is one too: its ids, labels (-100 where ignored: `signed`), labelled
 words and gold tags are int columns (63 bytes a token before, 17 after, `encode_words`' lists of 20,000
-synthetic sentences, tracemalloc); QA's features are still lists.
+synthetic sentences, tracemalloc); so are QA's windows (`qa.compact_train_features`, `compact_eval_features`)
+and the tagger head's features (`answer_tagger.compact_encode`).
 
 Results are unchanged by construction: an example reads back as the same dict of the same Python lists
 of ints the loop read before (`CompactFeatures.__getitem__`), the texts are tokenised by the same call
