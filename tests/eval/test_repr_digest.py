@@ -98,3 +98,47 @@ def _peak(call) -> int:
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     return peak
+
+
+def _mixed(n: int) -> list:
+    """Scalars, short examples and long containers, in runs that cross `splits.RUN`'s batches."""
+    out: list = []
+    for i in range(n):
+        out.append(
+            [f"t{i}", i, i / 7, i % 2 == 0, None][i % 5]
+            if i % 97 not in (0, 1)
+            else {"query": f"q{i}", "doc": [1, (2, 3)]}
+            if i % 97 == 0
+            else list(range(70))  # past `_small`'s 64: written through `chunks`
+        )
+    return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 600])
+def test_batches_of_scalars_and_mixed_ones_give_the_one_shot_texts(n):
+    """`_runs` takes `RUN` elements at a time, a batch of scalars alone as one run: the digests are the
+    one-shot texts' whatever the mix (a long element first, last, at a batch's edge; dict values too)."""
+    from encoderlab.eval.spec import TaskData
+    from encoderlab.eval.tasks.splits import data_hash
+
+    mixed = _mixed(n)
+    as_dict = {f"k{i:04}": v for i, v in enumerate(mixed)}
+    for obj in (mixed, as_dict, (mixed, as_dict), [list(range(70)), *mixed], [*mixed, list(range(70))]):
+        assert repr_sha256(obj) == hashlib.sha256(repr(obj).encode()).hexdigest()
+    data = TaskData(mixed, as_dict, {"test": mixed[::-1]})
+    assert data_hash(data) == _one_shot_data_hash(data)
+
+
+def test_a_corpus_of_texts_is_digested_without_a_python_check_per_document(monkeypatch):
+    """A corpus's texts (1M documents for a BEIR task) were each checked by `_small`, a Python call per
+    document (about a tenth of the time); a batch of scalars is now checked by one C-level pass over its
+    types. The digest is unchanged (the one-shot text's)."""
+    from encoderlab.eval.tasks import splits
+
+    checked_values = []
+    checked = splits._small
+    monkeypatch.setattr(splits, "_small", lambda value: checked_values.append(value) or checked(value))
+    split = _corpus_split(1000)
+    assert repr_sha256(split) == hashlib.sha256(repr(split).encode()).hexdigest()
+    assert checked_values  # the queries' judgements, dicts, are still checked one by one
+    assert not set(split.corpus.values()) & {v for v in checked_values if type(v) is str}

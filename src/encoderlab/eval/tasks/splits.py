@@ -21,6 +21,8 @@ import math
 import random
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
+from operator import itemgetter
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
@@ -357,12 +359,29 @@ def _runs(
 ) -> Iterable[str]:
     """A container's elements (`pairs`: its (key, value) items) as its text writes them, `, ` between: runs
     of up to `RUN` small ones (`_small`) written by one `run_text` call, a large one (a corpus in a split)
-    through `chunks`, after its key as `key_text` writes it."""
+    through `chunks`, after its key as `key_text` writes it. The text is the same however the elements are
+    grouped into runs (each run's text is its elements', `, ` between), so `RUN` elements are taken at a
+    time and a batch of scalars alone (a corpus's texts) is one run, its types read by one C-level pass,
+    not a `_small` call per document (about a tenth of `repr_sha256`'s time for 1M documents; the rest is
+    the text itself: `repr`, its UTF-8 bytes and sha256, which define the digest)."""
+    it, said = iter(items), False  # said: whether anything was written, so the next piece opens with `, `
+    while batch := list(islice(it, RUN)):
+        if set(map(type, map(itemgetter(1), batch) if pairs else batch)) <= _SCALARS:
+            yield (", " if said else "") + run_text(batch, pairs)
+        else:
+            yield from _mixed_runs(batch, pairs, run_text, chunks, key_text, said)
+        said = True
+
+
+def _mixed_runs(
+    items: list, pairs: bool, run_text: Callable, chunks: Callable, key_text: Callable, said: bool
+) -> Iterable[str]:
+    """`_runs` of a batch holding something other than scalars, element by element (`said`: whether
+    anything of the container was written before it)."""
     run: list = []
-    said = False  # whether anything of the container was written: the next piece opens with `, `
     for item in items:
         small = _small(item[1] if pairs else item)
-        if run and (not small or len(run) == RUN):
+        if run and not small:
             yield (", " if said else "") + run_text(run, pairs)
             said, run = True, []
         if small:
@@ -375,11 +394,15 @@ def _runs(
         yield (", " if said else "") + run_text(run, pairs)
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+"""The types `_small` takes whole without looking inside."""
+
+
 def _small(value) -> bool:
     """Whether `value` is written whole inside a run: a scalar, or a short list, tuple or dict of them (an
     example, a query's judgements); not a dataclass, nor a long container (a corpus)."""
     kind = type(value)
-    if kind in (str, int, float, bool, type(None)):
+    if kind in _SCALARS:
         return True
     if kind in (list, tuple, dict) and len(value) <= 64:
         return all(map(_small, value.values() if kind is dict else value))
