@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
+import warnings
 
 import pytest
 from scipy import stats as sps
 
-from encoderlab.eval.stats import paired_test, summarize, welch_test
+from encoderlab.eval.stats import paired_test, pooled_variance, summarize, welch_borrowed, welch_test
 
 
 def test_t_interval_reference_values():
@@ -148,9 +150,26 @@ def test_a_degenerate_difference_is_starred_only_when_its_exact_p_is_below_5_per
     assert paired_test([1.0, 2.0, 3.5], [0.0, 1.1, 2.4]).excludes_zero  # an ordinary t-interval
 
 
-def test_an_infinite_score_is_not_rounding():
-    """The rounding allowance scales with the scores; an infinite one must not make every spread rounding."""
-    assert not paired_test([math.inf, 1.0, 2.0], [0.0, 0.0, 0.0]).degenerate
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (lambda: paired_test([math.inf, 1.0, 2.0], [0.0, 0.0, 0.0]), "value 0 of a is inf"),
+        (lambda: paired_test([1.0, 1.0, 2.0], [0.0, math.nan, 0.0]), "value 1 of b is nan"),
+        (lambda: summarize([1.0, -math.inf]), "value 1 of values is -inf"),
+        (lambda: welch_test([1.0, 2.0, 3.0], [math.nan]), "value 0 of b is nan"),
+        (lambda: welch_test([math.nan], [1.0, 2.0, 3.0]), "value 0 of a is nan"),
+        (lambda: welch_borrowed([1.0, 2.0], 1.5, math.inf, 3), "value 0 of var is inf"),
+        (lambda: pooled_variance([[1.0, 2.0], [3.0, math.nan]]), "value 1 of group 1 is nan"),
+    ],
+)
+def test_a_score_that_is_not_finite_is_refused_naming_it(call, said):
+    """An infinite score made the t-test's mean inf and its p NaN (scipy's RuntimeWarning: 'invalid value
+    encountered in subtract'), a NaN one a NaN interval, which a report printed or Holm refused; no reader
+    hands one on (`EvalRecord.non_finite`), and the statistics say which value if a new path does."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=f"^{re.escape(said)}: statistics take finite scores only"):
+            call()
 
 
 def test_holm_matches_its_definition_on_random_families_with_ties():

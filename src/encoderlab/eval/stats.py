@@ -28,6 +28,13 @@ A study tests several claims at once; `holm` adjusts their p-values for that fam
 step-down Bonferroni, which controls the family-wise error rate under any dependence between the
 tests and is uniformly more powerful than Bonferroni), so "significant" means adjusted p < 0.05.
 
+Every value must be a finite number: a NaN or infinite one is a ValueError naming it (`finite`), not
+a NaN mean, interval or p-value from scipy with a RuntimeWarning. No score reaches here so: metrics give
+bounded scores (a diverged regression scores 0, `metrics.regression`), the readers of results refuse a
+non-finite one naming the file, line and fix (`EvalRecord.non_finite`: results.jsonl, a study's eval
+node.json), and a CKA ratio's interval is left out where one is infinite (`cka_report.seed_interval`);
+the check guards against a new path that skips them.
+
 Results are frozen dataclasses (`Estimate`, `PairedTest`); `config.to_dict` writes them as the
 JSON objects evaluation summaries and study reports have always held.
 """
@@ -87,11 +94,23 @@ class PairedTest(Estimate):
         return super().excludes_zero and (not self.degenerate or self.p_value < 0.05)
 
 
+def finite(**sides: Sequence[float]) -> None:
+    """Refuse a value of `sides` that is not a finite number (module docstring), naming its side and place."""
+    for name, values in sides.items():
+        bad = next(((i, v) for i, v in enumerate(values) if not math.isfinite(v)), None)
+        if bad is not None:
+            raise ValueError(
+                f"value {bad[0]} of {name} is {bad[1]}: statistics take finite scores only (the readers of "
+                "results refuse others, EvalRecord.non_finite)"
+            )
+
+
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     """Mean, sample sd, n and the t-interval of `values` (None where undefined)."""
     n = len(values)
     if n == 0:
         raise ValueError("no values to summarize")
+    finite(values=values)
     mean = math.fsum(values) / n
     if n == 1:
         return Estimate(mean=mean, sd=None, n=1, ci_low=None, ci_high=None, half_width=None)
@@ -118,6 +137,7 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
         raise ValueError(
             f"a paired test needs two equally long lists of at least 2 values, got {len(a)}, {len(b)}"
         )
+    finite(a=a, b=b)
     diffs = [x - y for x, y in zip(a, b)]
     s = summarize(diffs).__dict__
     tol = rounding(a, b)
@@ -145,6 +165,7 @@ def welch_test(a: Sequence[float], b: Sequence[float], confidence: float = 0.95)
     the other side against it."""
     if len(a) + len(b) < 3 or not a or not b:
         raise ValueError(f"a Welch test needs values on both sides and 3 in all, got {len(a)}, {len(b)}")
+    finite(a=a, b=b)
     if len(a) == 1:
         return negated(welch_test(b, a, confidence))
     if len(b) == 1:
@@ -184,6 +205,7 @@ def _welch(diff: float, parts: tuple[tuple[float, int], ...], n: int, confidence
 def pooled_variance(groups: Sequence[Sequence[float]]) -> tuple[float, int] | None:
     """The pooled within-group variance of `groups` and its degrees of freedom (sum of n - 1 over the groups
     of two or more values); None when no group has two."""
+    finite(**{f"group {i}": g for i, g in enumerate(groups)})
     df = sum(len(g) - 1 for g in groups if len(g) >= 2)
     if df == 0:
         return None
@@ -201,6 +223,7 @@ def welch_borrowed(a: Sequence[float], b: float, var: float, df: int, confidence
         raise ValueError(
             f"a Welch test against one value needs at least 2 values on the other side, got {len(a)}"
         )
+    finite(a=a, b=[b], var=[var])
     ea = summarize(a)
     va = ea.sd**2 / ea.n
     if math.sqrt(va + var) <= rounding(a, [b]):
