@@ -6,6 +6,9 @@ every query's candidates are the batch's positives, then the batch's negatives, 
 label (huggingface/sentence-transformers, sentence_transformers/losses/MultipleNegativesRankingLoss.py,
 `compute_loss_from_embeddings`: `docs_all = torch.cat(docs, dim=0)`, scores `similarity_fct(queries,
 docs_all) * scale`, labels `arange`; UKPLab's older `forward`: `embeddings_b = torch.cat(reps[1:])`).
+
+Columns an IR file holds beside its pairs that are not read (`negative_id`, a column of relevance judgments
+such as `label`) are refused rather than dropped without a word (the last tests).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from encoderlab.eval.finetune import prepare
 from encoderlab.eval.heads import HardNegatives, info_nce
 from encoderlab.eval.tasks import irpairs
 from encoderlab.eval.tasks.custom import task_from_file
+from encoderlab.eval.tasks.registry import load_task
 
 IDS = ["a", "b", "c"]
 """The positives' input keys, their identity in the loss (`heads.input_key` in training)."""
@@ -369,3 +373,49 @@ def test_a_negative_id_column_is_refused_as_unread(tmp_path, capsys, monkeypatch
     )
     with pytest.raises(UserError, match=r"^t: train split, train.jsonl: column 'negative_id' is not read"):
         irpairs.read_pairs("train.jsonl", {}, tmp_path, "t")
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_label_column_marking_a_row_not_relevant_is_refused(tmp_path, capsys, monkeypatch):
+    """Every row of an IR file is a relevant pair of grade 1, so a `(query, document, label)` file's label-0 rows
+    were trained on as positives and judged relevant, the column dropped without a word; now one line naming
+    the first such row, in a task file and in a pairs file beside data.beir alike."""
+    rows = _rows(30, None)
+    for i, r in enumerate(rows):
+        r["label"] = 0 if i in (4, 9) else 1
+    path = _task_file(tmp_path, rows, "task_relevance.yaml")
+    _refused_as_run_and_as_check(
+        tmp_path,
+        path,
+        "task-file-ir-relevance-column",
+        (
+            f"task file {path}: train split, line 5 of train.jsonl: column 'label' holds 0, but it is not read: "
+            "every row of an IR task file is read as a relevant (query, document) pair of grade 1; keep only the "
+            "relevant rows and drop the column (graded or non-relevant judgments: a BEIR folder's qrels, "
+            "`data: {beir: FOLDER}`)"
+        ),
+        capsys,
+        monkeypatch,
+    )
+    write_jsonl(tmp_path / "pairs.jsonl", rows)
+    with pytest.raises(UserError, match=r"^t: train split, line 5 of pairs.jsonl: column 'label' holds 0"):
+        irpairs.read_pairs("pairs.jsonl", {}, tmp_path, "t")
+
+
+@pytest.mark.usefixtures("isolated_tasks")
+def test_a_relevance_column_of_ones_or_one_columns_reads_is_accepted(tmp_path):
+    """A column of 1s says what the rows are read as; a column `columns:` reads (here as `doc_id`) is data."""
+    rows = _rows(30, None)
+    for i, r in enumerate(rows):
+        r["Score"], r["label"] = 1, f"D{i}"
+    write_jsonl(tmp_path / "train.jsonl", rows)
+    write_jsonl(
+        tmp_path / "test.jsonl",
+        [{"query": f"q {i}", "document": f"d {i}", "label": f"T{i}", "score": "1"} for i in range(9)],
+    )
+    data = {"train": "train.jsonl", "test": "test.jsonl"}
+    path = write_task_file(
+        tmp_path, "ones.yaml", name="ones", family="ir", data=data, columns={"doc_id": "label"}
+    )
+    task, data = load_task(task_from_file(path))
+    assert len(data.train) > 0

@@ -314,6 +314,7 @@ NAMED = {
     "task-file-ir-negative-empty": "tests.eval.test_hard_negatives::test_an_empty_negative_is_refused_naming_the_first_such_row",
     "task-file-ir-negative-not-in-train": "tests.eval.test_hard_negatives::test_a_named_negative_column_only_the_test_split_has_is_refused",
     "task-file-ir-negative-id": "tests.eval.test_hard_negatives::test_a_negative_id_column_is_refused_as_unread",
+    "task-file-ir-relevance-column": "tests.eval.test_hard_negatives::test_a_label_column_marking_a_row_not_relevant_is_refused",
     "task-file-ir-cut-takes-every-query": "tests.eval.test_hard_negatives::test_a_cut_that_draws_every_query_is_one_line_naming_the_queries",
     "eval-tasks-unknown-beside-task-files": "tests.eval.test_task_picks::test_unknown_names_in_tasks_beside_task_files_are_one_line",
     "task-file-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from encoderlab.eval.tasks.hub import load_hub
 from encoderlab.eval.tasks.hubexport import export_source
 from encoderlab.eval.tasks.hubsource import HubSource
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
-from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
+from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_order, file_places, hub_places
 from encoderlab.eval.tasks.splits import composed, cut_size, split_role
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
@@ -165,6 +166,37 @@ def refuse_negative_ids(found: dict, places: dict[str, RowPlaces], where: str) -
                 "is masked for a query when its input (its text as truncated) is the query's positive's, as in-batch "
                 "copies are (the model reads texts, not ids); drop or rename the column"
             )
+
+
+RELEVANCE_COLUMNS = ("label", "labels", "score", "relevance", "relevant", "is_relevant", "grade")
+"""Names of a column of relevance judgments beside an IR file's pairs (`refuse_relevance_columns`)."""
+
+
+def refuse_relevance_columns(
+    found: dict, places: dict[str, RowPlaces], read: Iterable[str], where: str
+) -> None:
+    """Refuse an IR split whose column of relevance judgments (`label`, `score`, ... in any case; not one
+    `columns:` reads) marks a row as other than relevant. Every row of an IR file is a relevant pair of
+    grade 1, so such a column was dropped without a word: a `(query, document, label)` file's label-0 rows
+    were trained on as positives and judged relevant in the test's qrels. A column of 1s (or `true`) says
+    what the rows are read as, and passes. Trade-off: the names are a list, so a judgment column of another
+    name is still not seen. Rows are checked in file order (`file_order`), so the first such row is named."""
+    read = set(read)
+    judged = {
+        s: {c: found[s][c] for c in part.column_names if c not in read and c.casefold() in RELEVANCE_COLUMNS}
+        for s, part in found.items()
+    }
+    if not any(judged.values()):
+        return
+    for split, i in file_order(places, found):
+        for column, cells in judged[split].items():
+            if str(cells[i]).strip().casefold() not in ("1", "1.0", "true"):
+                raise UserError(
+                    f"{where}: {places[split].of(split, i)}: column {column!r} holds {cells[i]!r}, but it is not "
+                    "read: every row of an IR task file is read as a relevant (query, document) pair of grade 1; "
+                    "keep only the relevant rows and drop the column (graded or non-relevant judgments: a BEIR "
+                    "folder's qrels, `data: {beir: FOLDER}`)"
+                )
 
 
 def require_train_negatives(

@@ -22,6 +22,7 @@ from encoderlab.eval.spec import NEGATIVE, TaskData
 from encoderlab.eval.tasks.custom_data import (
     SPLITS,
     refuse_negative_ids,
+    refuse_relevance_columns,
     require_named_columns,
     require_train_negatives,
 )
@@ -62,6 +63,8 @@ def examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: s
     if spec.family == "ir":
         require_train_negatives(found, places, spec.columns.get(NEGATIVE), where)
         refuse_negative_ids(found, places, where)
+        read = {spec.columns.get(f, f) for f in (*columns_of("ir"), *OPTIONAL_COLUMNS["ir"])}
+        refuse_relevance_columns(found, places, read, where)
     col = {f: spec.columns.get(f, f) for f in columns_of(spec.family)}
     required = required_columns(spec)  # every split holds them (`load_splits`)
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]

@@ -43,6 +43,7 @@ from encoderlab.eval.spec import NEGATIVE
 from encoderlab.eval.tasks.custom_data import (
     read_local,
     refuse_negative_ids,
+    refuse_relevance_columns,
     require_named_columns,
     require_split_columns,
 )
@@ -82,6 +83,7 @@ def read_pairs(name: str, columns: dict[str, str], base: Path, where: str) -> Pa
     )
     require_split_columns(found, places, (col["query"], col["document"]), where)
     refuse_negative_ids(found, places, where)
+    refuse_relevance_columns(found, places, col.values(), where)
     back = {c: f for f, c in col.items()}
     read = [col["query"], col["document"], *(col[f] for f in OPTIONAL_COLUMNS["ir"] if col[f] in have)]
     hard, ids, at = col[NEGATIVE] in read, SplitIds("train"), places["train"]
