@@ -162,6 +162,7 @@ NAMED = {
     "study-claim-unevaluated-run": "tests.study.test_untestable_settings::test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written",
     "study-claim-stability-one-lr": "tests.study.test_untestable_settings::test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written",
     "study-claim-family-not-evaluated": "tests.study.test_untestable_settings::test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written",
+    "study-claim-family-not-in-task-files": "tests.study.test_untestable_settings::test_a_claim_on_a_family_no_task_file_gives_is_refused_before_anything_is_written",
     "study-override-seed-negative": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",
     "study-override-seed-negative-past-a-run": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",
     "study-override-lr-nan": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",

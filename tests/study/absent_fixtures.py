@@ -62,7 +62,8 @@ def absent_spec(tmp_path, prepared=None):
         name="main", corpus=(str(corpus),), tokenizer=tok, prepared=prepared, decontaminate=False
     )
     spec = small_spec(eval=ev, data=(main_data,), cka=())
-    return dataclasses.replace(spec, claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"))
+    kept = (c for c in spec.claims if c.kind != "cka_low_layers" and c.family in (None, "sc"))  # polarity: sc
+    return dataclasses.replace(spec, claims=tuple(kept))
 
 
 def tiny_prepared_folder(tmp_path):

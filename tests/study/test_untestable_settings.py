@@ -7,6 +7,8 @@ suggested `--set`, a flag a study file has none of.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 from tests.reliability.test_hostile_arguments import assert_refused_untouched, write_texts
@@ -185,6 +187,33 @@ def test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written(
     on nothing (`evaluate: false`: "c is evaluated on no task ... share no task"), its grid holds one LR
     of a stability claim's range, or no task of a beats claim's family."""
     _refused(tmp_path, capsys, monkeypatch, case, study, pattern)
+
+
+def test_a_claim_on_a_family_no_task_file_gives_is_refused_before_anything_is_written(
+    tmp_path, capsys, monkeypatch
+):
+    """A study of task files alone whose `beats` claim names a family none of them is: the file's check sees
+    a suite's families only, so it was planned, trained, evaluated and reported "not tested"; the task
+    files' families are read when the graph is built, before anything is written, and refuse it there."""
+    rows = [{"text": f"text number {i}", "label": "ab"[i % 2]} for i in range(40)]
+    for split, part in (("train", rows[:30]), ("test", rows[30:])):
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in part))
+    (tmp_path / "mine.yaml").write_text(
+        yaml.safe_dump(
+            {"name": "mine", "family": "sc", "data": {"train": "train.jsonl", "test": "test.jsonl"}}
+        )
+    )
+    study = {
+        **TWO_RUNS,
+        "eval": {"suite": None, "task_files": ["mine.yaml"]},
+        "claims": [{"id": "t", "kind": "beats", "a": "a", "b": "b", "family": "tc", "text": "t"}],
+    }
+    pattern = (
+        r"study mini: claim t \(beats\) compares a and b on TC, and a and b are fine-tuned on no TC task \(tasks: "
+        r"mine\); the task files have no TC task, so add a task file of family tc to eval.task_files, or drop "
+        r"the claim$"
+    )
+    _refused(tmp_path, capsys, monkeypatch, "study-claim-family-not-in-task-files", study, pattern)
 
 
 @pytest.mark.parametrize("name", ["paper1-pfs", "paper2-detour"])

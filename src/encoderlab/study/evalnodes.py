@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from encoderlab.errors import UserError
 from encoderlab.study.nodeconfig import EvalNode
 from encoderlab.study.spec import RunSpec, StudySpec
+from encoderlab.study.specproblems import family_untested
 from encoderlab.words import lr_text, noun
 
 if TYPE_CHECKING:
@@ -38,6 +39,10 @@ def study_tasks(spec: StudySpec, backend: Backend) -> tuple[dict[str, str], dict
         raise UserError(
             f"study {spec.name} names {noun(sum(map(len, unknown.values())), 'a task', 'tasks')} not in {within} ({'; '.join(lines)}); valid: {', '.join(families)}"
         )
+    # A claim on a family no task file gives was planned, trained and evaluated, then reported "not tested":
+    # the file's check (`specproblems`) sees a suite's families only, a task file's are read here.
+    if own and (untested := [x for c in spec.claims for x in family_untested(spec, c, families)]):
+        raise UserError(f"study {spec.name}: {'; '.join(untested)}")
     return own, families
 
 

@@ -390,8 +390,8 @@ def why_untestable(spec: StudySpec, c: ClaimSpec) -> list[str]:
 
 def _family_untested(spec: StudySpec, c: ClaimSpec) -> list[str]:
     """A `beats` claim on a family that a run of it is fine-tuned on no task of. Only for a suite's tasks: a
-    study with task files is left to the report (their families are read when the study is planned,
-    `evalnodes.study_tasks`, not when its file is), as is an unknown suite or task (refused as such then)."""
+    study with task files is checked when its graph is built (`evalnodes.study_tasks` reads their families
+    then, with `family_untested`), as is an unknown suite or task (refused as such then)."""
     from encoderlab.study.needs import suite_families
 
     ev = spec.eval
@@ -401,6 +401,15 @@ def _family_untested(spec: StudySpec, c: ClaimSpec) -> list[str]:
         families = suite_families(ev.suite)
     except UserError:
         return []
+    return family_untested(spec, c, families)
+
+
+def family_untested(spec: StudySpec, c: ClaimSpec, families: dict[str, str]) -> list[str]:
+    """The line of a `beats` claim on a family that a run of it is fine-tuned on no task of, `families` the
+    study's {task: family} (its suite's and its task files'); none for another claim."""
+    if c.kind != "beats" or c.family is None:
+        return []
+    ev = spec.eval
     tasks = {r: spec.run(r).tasks or ev.tasks or tuple(families) for r in (c.a, c.b)}
     lacking = [r for r in (c.a, c.b) if c.family not in {families.get(t) for t in tasks[r]}]
     if not lacking:
@@ -409,10 +418,12 @@ def _family_untested(spec: StudySpec, c: ClaimSpec) -> list[str]:
     where = " and ".join(
         dict.fromkeys(f"run {r}'s tasks" if spec.run(r).tasks else "eval.tasks" for r in lacking)
     )
+    within = f"suite {ev.suite}" if ev.suite else "the task files"
     fix = (
-        f"add a {fam} task of suite {ev.suite} ({', '.join(offer)}) to {where}"
+        f"add a {fam} task of {within} ({', '.join(offer)}) to {where}"
         if offer
-        else f"suite {ev.suite} has no {fam} task, so add a task file of family {c.family} to eval.task_files"
+        else f"{within} {'has' if ev.suite else 'have'} no {fam} task, so add a task file of family {c.family} "
+        "to eval.task_files"
     )
     said = {r: ", ".join(tasks[r]) for r in lacking}
     evaluated = (
