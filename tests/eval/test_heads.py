@@ -23,7 +23,12 @@ from encoderlab.eval.spec import (
     TCOptions,
 )
 
-FAST = FinetuneConfig(batch_size=16, micro_batch_size=8, max_steps=80, warmup_ratio=0.1)
+FAST = FinetuneConfig(batch_size=16, micro_batch_size=8, max_steps=40, warmup_ratio=0.1)
+"""40 steps: every head below but answer tagging scores 99-100 on its test set at 30 already (its
+threshold is 80-90, chance 30-50), so 40 keeps the margin at half the 80 steps they ran."""
+
+SLOW = dataclasses.replace(FAST, max_steps=80)
+"""Answer tagging still scores 14 at 50 steps and 86-98 at 60 (threshold 80): it keeps its 80."""
 
 
 def _run(task: Task, data: TaskData, model, tokenizer, lr=2e-3, seed=0) -> dict:
@@ -42,7 +47,7 @@ def test_sequence_classification_learns(model, tokenizer, pooling):
     data = TaskData(train=sc_examples(256, 0), val=sc_examples(64, 1), tests={"test": sc_examples(128, 2)})
     out = _run(task, data, model, tokenizer)
     assert out["test"]["test"]["accuracy"] > 90  # chance is 50
-    assert out["steps"] == 80
+    assert out["steps"] == FAST.max_steps
 
 
 def test_token_classification_learns(model, tokenizer):
@@ -70,7 +75,9 @@ def test_token_classification_on_every_subword_learns(model, tokenizer, inputs):
 def test_qa_by_answer_tagging_learns(model, tokenizer, inputs):
     # (with paper 1's longer `Question: ...\nContext: ` segment the tiny model needs 3x the steps)
     options = QAOptions(head="tagger")
-    task = _task(name="qa-tag", options=options, metric="position_f1", max_length=48, inputs=inputs)
+    task = _task(
+        name="qa-tag", options=options, metric="position_f1", max_length=48, inputs=inputs, finetune=SLOW
+    )
     data = TaskData(
         train=qa_examples(256, 0, 0.2), val=qa_examples(32, 1, 0.2), tests={"test": qa_examples(64, 2, 0.2)}
     )
