@@ -22,6 +22,7 @@ def _eval(tmp_path, model: str, out: str, capsys) -> tuple[list[dict], dict]:
     data = {s: write_jsonl(tmp_path / f"{s}.jsonl", sc_examples(n, k)) for k, (s, n) in enumerate(
         (("train", 32), ("validation", 16), ("test", 16)))}  # fmt: skip
     spec = {"name": "mood", "family": "sc", "data": data, "columns": {"text": "text", "label": "label"}}
+    spec["finetune"] = {"max_steps": 2, "batch_size": 8, "micro_batch_size": 8}  # the record, not learning
     task = write_task_file(tmp_path, "mood.yaml", **spec, max_length=32)
     argv = ["eval", model, "--task-file", task, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / out]
     code, err = cli(argv, capsys)
