@@ -90,6 +90,7 @@ def test_an_eval_of_a_task_reading_a_hub_dataset_records_the_commit_read(tmp_pat
         "family": "sc",
         "data": {"hub": "me/mood"},
         "columns": {"text": "text", "label": "label"},
+        "finetune": {"max_steps": 2, "batch_size": 8, "micro_batch_size": 8},  # the record, not learning
     }
     task = write_task_file(tmp_path, "mood.yaml", **spec, max_length=32)
     model = model_folder(tmp_path / "model")
