@@ -56,7 +56,6 @@ def _data_parallel_rank(rank: int, port: int, parallel: str) -> None:
         RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
     )
     import torch
-    from torch.distributed.fsdp import fully_shard
 
     from encoderlab.train import distributed
     from encoderlab.train.parallelize import ReplicatedForward
@@ -64,6 +63,8 @@ def _data_parallel_rank(rank: int, port: int, parallel: str) -> None:
     world = distributed.init_world(TWO_RANKS)
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 2))
     if parallel == "fsdp":
+        from torch.distributed.fsdp import fully_shard  # here alone: a DDP rank needs none of its imports
+
         fully_shard(model[0])
         forward = fully_shard(model)
     else:

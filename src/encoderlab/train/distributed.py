@@ -43,17 +43,11 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.distributed.checkpoint.state_dict import (
-    StateDictOptions,
-    get_model_state_dict,
-    set_model_state_dict,
-)
-from torch.distributed.fsdp import FSDPModule
-from torch.distributed.tensor import DTensor, distribute_tensor
 
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
@@ -67,6 +61,14 @@ from encoderlab.model.encoder import Encoder
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.train import rendezvous
 from encoderlab.words import count, noun
+
+if TYPE_CHECKING:
+    from torch.distributed.fsdp import FSDPModule
+
+# FSDP2, DTensor and the DCP state-dict API are imported where they are used: a second of CPU (sympy among it)
+# that a process which only joins the group and runs collectives never needs, and that a training process has
+# anyway (its optimizer imports dynamo, which imports them). A model is an FSDPModule, or a tensor a DTensor,
+# only once that module was imported.
 
 _OWNED_GROUP = False  # True when init_world created the process group (so shutdown may destroy it)
 
@@ -370,7 +372,7 @@ def no_sync(module: nn.Module, sync: bool):
     """Context that defers gradient sync unless `sync` (micro-batches before the last of a step)."""
     if sync:
         return contextlib.nullcontext()
-    if isinstance(module, FSDPModule):
+    if is_sharded(module):
         return _fsdp_no_sync(module)
     if hasattr(module, "no_sync"):
         return module.no_sync()
@@ -379,6 +381,8 @@ def no_sync(module: nn.Module, sync: bool):
 
 def is_sharded(model: nn.Module) -> bool:
     """True when FSDP2 holds the model's parameters as shards."""
+    from torch.distributed.fsdp import FSDPModule
+
     return isinstance(model, FSDPModule)
 
 
@@ -387,12 +391,14 @@ def reshard(model: nn.Module) -> None:
     (evaluation): the root stays unsharded after its forward until backward would reshard it, and
     the optimizer holds the sharded parameters. No-op without FSDP2."""
     for module in model.modules():
-        if isinstance(module, FSDPModule):
+        if is_sharded(module):
             module.reshard()
 
 
 def full_tensor(t: torch.Tensor) -> torch.Tensor:
     """The whole tensor behind a DTensor shard (collective), or `t` itself."""
+    from torch.distributed.tensor import DTensor
+
     return t.full_tensor() if isinstance(t, DTensor) else t
 
 
@@ -402,6 +408,8 @@ def shard_like(value: torch.Tensor, param: torch.Tensor) -> torch.Tensor:
     Every rank holds the same full value (read from the same checkpoint), so each slices its own
     part locally (`src_data_rank=None`): no communication.
     """
+    from torch.distributed.tensor import DTensor, distribute_tensor
+
     if not isinstance(param, DTensor) or isinstance(value, DTensor) or value.shape != param.shape:
         return value
     return distribute_tensor(value.to(param.device), param.device_mesh, param.placements, src_data_rank=None)
@@ -423,6 +431,8 @@ def shard_optim_state(
 def load_model_state(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
     """Load a full state dict into a plain or FSDP2-sharded model (strict)."""
     if is_sharded(model):
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+
         set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True, strict=True))
     else:
         model.load_state_dict(state)
@@ -450,6 +460,8 @@ def gathered_model(model: nn.Module, world: World) -> nn.Module | None:
     """
     if not is_sharded(model):
         return _portable(model)
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
     state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
     if not world.is_main:
         return None

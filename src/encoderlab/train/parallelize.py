@@ -40,7 +40,6 @@ import functools
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.checkpoint import checkpoint
 
@@ -104,6 +103,8 @@ class ReplicatedForward:
 
 def _shard(model: LanguageModel, precision: str) -> None:
     """FSDP2 per block, then the LM head (when untied), then the root."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard  # imported here: DDP never needs it
+
     mp = (
         MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         if precision == "bf16"
