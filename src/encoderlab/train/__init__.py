@@ -6,8 +6,7 @@ and returns the run folder, which holds `config.yaml`, `env.json`, `metrics.json
 
 The names below are imported when first read (PEP 562): importing `encoderlab.train.config`, as
 `study list` and `study plan` do, runs this file, and the trainer behind `pretrain` brings the
-optimizer, distributed and checkpoint code (`torch.distributed.checkpoint` among it) that a plan
-never needs.
+optimizer, distributed and checkpoint code (torch among it) that a plan never needs.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the checkpoint and position limit of an `init` model, and the device.
 
 `build.py` builds a run from these; `study plan` and the checks `study run` makes before training
 read them too, so they live here, apart from the model, optimizer and checkpoint code `build.py`
-imports (`torch.distributed.checkpoint` among it), which a plan never needs.
+imports (torch among it), which a plan never needs.
 """
 
 from __future__ import annotations
