@@ -224,7 +224,7 @@ def _in_process(job, tt):
     """The child's work, run here so that the test can watch what the trainer is fed."""
     tok, trainer = tt._build(job["kind"], job["specials"], job["vocab_size"], job["lowercase"], False)
     counter, stats = [0], []
-    texts = tt._texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter, stats)
+    texts = tt._texts(job, counter, stats)
     tok.train_from_iterator(texts, trainer=trainer)
     return (tok.to_str(), [s.to_dict() for s in stats]), counter[0]
 
@@ -406,3 +406,29 @@ def test_a_bad_second_source_is_refused_before_the_first_ones_txt_line(tmp_path,
     with pytest.raises(UserError, match="nope"):
         train_tokenizer(sources, 300, tmp_path / "t")
     assert caplog.records == []
+
+
+def test_the_advice_of_a_mixture_stopped_early_is_a_flag_data_tokenizer_takes(tmp_path):
+    """Two sources of 300 and 20 documents: `data tokenizer` warned that the mixture stopped when the small one
+    ran out, advising `data prepare --stop all_exhausted`, a flag `data tokenizer` lacked, so it was trained on
+    the shortened mixture. The advice is now a flag it takes, applied as `data prepare` applies it (read whole,
+    recorded in its sources.json recipe, no warning)."""
+    import re
+
+    from encoderlab.data.tokenizer_training import trained_from
+
+    a = write_jsonl(tmp_path / "a.jsonl", corpus_records(300))
+    b = write_jsonl(tmp_path / "b.jsonl", corpus_records(20, prefix="b"))
+    argv = ["--source", str(a), str(b), "--vocab-size", "300"]
+    _, err = _cli(*argv, "--out", str(tmp_path / "t1")).communicate(timeout=300)
+    assert "the mixture stopped when" in err, err
+    advice = re.search(r"(--stop \w+)`", err)  # the flag the warning advises, run as it says
+    assert advice is not None and "`data tokenizer`" in err, err
+    proc = _cli(*argv, *advice[1].split(), "--out", str(tmp_path / "t2"))
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "the mixture stopped" not in err
+    record = trained_from(tmp_path / "t2")
+    assert record["recipe"]["stop"] == advice[1].split()[1]
+    assert [s["docs"] for s in record["sources"]] == [300, 20]  # each source read whole
+    assert trained_from(tmp_path / "t1")["sources"][0]["docs"] < 300  # the default still stops early

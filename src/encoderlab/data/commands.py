@@ -10,6 +10,7 @@ import tyro
 
 from encoderlab.atomic import json_text
 from encoderlab.cliargs import Repeated, RequiredRepeated, flatten
+from encoderlab.data.mixing import Stop
 from encoderlab.data.prepmetrics import SKIP_REASONS, first_skipped
 from encoderlab.data.sources import parse_source
 from encoderlab.errors import UserError
@@ -30,6 +31,7 @@ def tokenizer(
     lowercase: bool = False,
     max_docs: int | None = None,
     seed: int = 0,
+    stop: Stop = "first_exhausted",
     on_error: Literal["raise", "skip"] = "raise",
 ) -> None:
     """Train a tokenizer (byte-level BPE, or WordPiece) with pad/bos/eos/mask/unk tokens on --source.
@@ -44,6 +46,7 @@ def tokenizer(
         lowercase: Lower-case text before tokenizing.
         max_docs: Train on at most this many documents.
         seed: Seed of the source mixture.
+        stop: When a mixture ends: first_exhausted (exact proportions) or all_exhausted (repeat small sources).
         on_error: Unreadable/corrupt/non-UTF-8 input: refuse, or skip and count.
     """
     from encoderlab.data.tokenizer import token_spec, train_tokenizer
@@ -57,6 +60,7 @@ def tokenizer(
         lowercase=lowercase,
         max_docs=max_docs,
         seed=seed,
+        stop=stop,
         on_error=on_error,
     )
     print(f"{out}\t{token_spec(tok)}")
@@ -70,7 +74,7 @@ def prepare(
     decontaminate: Repeated = (),
     ngram: int = 13,
     seed: int = 0,
-    stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted",
+    stop: Stop = "first_exhausted",
     on_error: Literal["raise", "skip"] = "raise",
     dtype: Literal["auto", "uint16", "uint32"] = "auto",
     max_docs: int | None = None,

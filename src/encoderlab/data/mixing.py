@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -34,11 +34,15 @@ from encoderlab.words import count
 
 log = logging.getLogger(__name__)
 
+Stop = Literal["first_exhausted", "all_exhausted"]
+"""When a mixture of several sources ends: the one type `data prepare --stop` and `data tokenizer --stop`
+parse (tyro's choices) and `mix_documents` applies, so the two commands cannot drift apart."""
+
 
 def mix_documents(
     sources: list[SourceConfig] | tuple[SourceConfig, ...],
     seed: int = 0,
-    stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted",
+    stop: Stop = "first_exhausted",
     on_error: Literal["raise", "skip", "refuse"] = "raise",
     stats: list[SourceStats] | None = None,
     shard: Shard | None = None,
@@ -51,8 +55,7 @@ def mix_documents(
     """
     if not sources:
         raise UserError("no source given; pass at least one --source")
-    if stop not in ("first_exhausted", "all_exhausted"):
-        raise UserError(f"stop must be 'first_exhausted' or 'all_exhausted', got '{stop}'")
+    check_stop(stop)
     if shard is not None and len(sources) > 1:
         raise UserError(
             f"--shard splits one source by its files, but {len(sources)} sources are mixed; "
@@ -77,7 +80,8 @@ def _say_unread(sources, all_stats, ended: int, finished: list[bool]) -> None:
     """Name what a mixture that stopped on its first exhausted source left unread. Before, two sources
     of 1,000 and 10 documents at equal weights gave 31 documents, and nothing said the other 979
     were never read. Its first fix is one a study's corpus list can take too (it has no `stop`): a
-    corpus split into files, listed one by one, is read whole as one folder or glob entry."""
+    corpus split into files, listed one by one, is read whole as one folder or glob entry. The last names
+    both commands that take `--stop` (it named `data prepare` alone, and `data tokenizer` had no `--stop`)."""
     unread = [
         f"{s.location} ({st.docs:,} read)" for s, st, done in zip(sources, all_stats, finished) if not done
     ]
@@ -85,10 +89,16 @@ def _say_unread(sources, all_stats, ended: int, finished: list[bool]) -> None:
         log.warning(
             "the mixture stopped when %s ran out (first_exhausted keeps the weights' proportions), before the "
             "end of %s; to read every source whole, give the files as one source (a folder or a glob reads "
-            "each of its files whole), weight each by its size (#weight=), or use `data prepare --stop "
-            "all_exhausted`, which repeats the sources that run out",
+            "each of its files whole), weight each by its size (#weight=), or pass `--stop all_exhausted` to "
+            "`data prepare` or `data tokenizer`, which repeats the sources that run out",
             sources[ended].location, ", ".join(unread),
         )  # fmt: skip
+
+
+def check_stop(stop: str) -> None:
+    """Refuse a stop rule that is none of `Stop`'s (the Python API; the commands' parser offers only those)."""
+    if stop not in get_args(Stop):
+        raise UserError(f"stop must be 'first_exhausted' or 'all_exhausted', got '{stop}'")
 
 
 def check_seed(seed: int) -> None:

@@ -75,7 +75,14 @@ from encoderlab.data.decontaminate import (
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
 from encoderlab.data.holdout import holds_out_everything, repeats_documents, split_per_source
-from encoderlab.data.mixing import check_disjoint, check_first_documents, check_seed, mix_documents
+from encoderlab.data.mixing import (
+    Stop,
+    check_disjoint,
+    check_first_documents,
+    check_seed,
+    check_stop,
+    mix_documents,
+)
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
     FORMAT,
     FORMAT_VERSION,
@@ -111,7 +118,7 @@ class PrepareConfig:
     """Share of documents held out for validation."""
     seed: int = 0
     """Seed of the source mixture."""
-    stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted"
+    stop: Stop = "first_exhausted"
     """When a mixture of several sources ends (see encoderlab.data.sources)."""
     decontaminate: tuple[str, ...] = ("auto",)
     """Evaluation sets whose texts are removed: ("auto",) = every fetched default set, () = none."""
@@ -142,6 +149,7 @@ class PrepareConfig:
                 f"--max-docs must be at most {sys.maxsize}, got {self.max_docs}; leave it out to read everything"
             )
         check_seed(self.seed)
+        check_stop(self.stop)
         check_ngram(self.ngram, off=self.decontaminate in ((), ("none",)) and not self.text_sets)
 
 

@@ -49,9 +49,11 @@ from encoderlab.data.filereaders import MissingTextField
 from encoderlab.data.freshness import TXT_READING
 from encoderlab.data.mixing import (
     EmptySource,
+    Stop,
     announce_sources,
     check_disjoint,
     check_seed,
+    check_stop,
     empty_corpus,
     mix_documents,
 )
@@ -154,9 +156,13 @@ def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool
     return tok, trainer
 
 
-def _texts(sources, seed, on_error, max_docs, counter: list[int], stats: list) -> Iterator[str]:
+def _texts(job: dict, counter: list[int], stats: list) -> Iterator[str]:
+    """The training texts of `job`: its sources mixed as `data prepare` mixes them (seed, stop rule), cut
+    by `bounded`, at most `max_docs` documents (`counter[0]`: how many were read)."""
+    sources, max_docs = job["sources"], job["max_docs"]
+    mixed = mix_documents(sources, seed=job["seed"], stop=job["stop"], on_error=job["on_error"], stats=stats)
     # closed when it stops, so the files it read record their hashes (`stats`, for sources.json)
-    with contextlib.closing(mix_documents(sources, seed=seed, on_error=on_error, stats=stats)) as docs:
+    with contextlib.closing(mixed) as docs:
         for doc in docs:
             if max_docs is not None and counter[0] >= max_docs:
                 return
@@ -206,8 +212,9 @@ def _recipe(job: dict) -> dict:
         "sources": [to_dict(s) for s in job["sources"]],
         "max_docs": job["max_docs"],
         "on_error": recorded_on_error(job["on_error"]),
+        # recorded before `--stop` existed as "first_exhausted", its default: those folders' recipe is unchanged
+        "stop": job["stop"],
     }
-    recipe["stop"] = "first_exhausted"  # mix_documents' default: a mixture stops with its first source
     return recipe | {k: job[k] for k in ("kind", "vocab_size", "lowercase", "specials", "seed")}
 
 
@@ -242,7 +249,7 @@ def _child(conn, job: dict) -> None:
         progress = job["progress"] and os.isatty(2)
         tok, trainer = _build(job["kind"], job["specials"], job["vocab_size"], job["lowercase"], progress)
         counter, stats = [0], []
-        texts = _texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter, stats)
+        texts = _texts(job, counter, stats)
         tok.train_from_iterator(texts, trainer=trainer)
         texts.close()  # the trainer may stop reading before the end: the files read record their hashes
         conn.send(("ok", (tok.to_str(), [s.to_dict() for s in stats]), counter[0]))
@@ -344,6 +351,7 @@ def train_tokenizer(
     lowercase: bool = False,
     max_docs: int | None = None,
     seed: int = 0,
+    stop: Stop = "first_exhausted",
     on_error: Literal["raise", "skip", "refuse"] = "raise",
     progress: bool = True,
 ):
@@ -362,7 +370,7 @@ def train_tokenizer(
     specials = {**DEFAULT_SPECIALS, **(specials or {})}
     job = dict(
         kind=kind, specials=specials, vocab_size=vocab_size, lowercase=lowercase, progress=progress,
-        sources=sources, seed=seed, on_error=on_error, max_docs=max_docs,
+        sources=sources, seed=seed, stop=stop, on_error=on_error, max_docs=max_docs,
     )  # fmt: skip
     recipe = _recipe(job)
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
@@ -374,6 +382,7 @@ def train_tokenizer(
     if max_docs is not None and max_docs < 1:
         raise UserError(f"--max-docs must be >= 1, got {max_docs}; leave it out to read everything")
     check_seed(seed)
+    check_stop(stop)
     _build(kind, specials, vocab_size, lowercase, False)  # a bad kind or vocab size fails here, at once
     checked = check_disjoint(sources)  # bad locations fail before the child starts
     (trained, read), count = _train_in_child(job)
