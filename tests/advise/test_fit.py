@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from tests.advise.advise_fixtures import GRID, scipy_best
 
-from encoderlab.advise.fit import CHINCHILLA, DELTA, DELTA_RANGE, POWER, fit_curves
+from encoderlab.advise.fit import (
+    CHINCHILLA,
+    DELTA,
+    DELTA_RANGE,
+    POWER,
+    _first_lowest,
+    _grid_minima,
+    fit_curves,
+)
 
 RUNGS = np.repeat(np.array([1 / 64, 1 / 16, 1 / 4, 1.0]), 3)
 
@@ -84,3 +92,43 @@ def test_a_delta_past_the_accepted_range_is_least_squares_and_one_inside_is_not(
     assert at(DELTA_RANGE[0] / 1e6) == pytest.approx(least_squares_value, rel=1e-4)
     for inside in (DELTA_RANGE[0], DELTA, 0.1):
         assert abs(at(inside) - least_squares_value) > 0.01
+
+
+def _one_by_one(obj: np.ndarray) -> np.ndarray:
+    """The candidate `fit._lm_step` kept before it evaluated them in one batch: the best so far, replaced only by a
+    strictly lower objective (NaN never lower)."""
+    best = np.zeros(obj.shape[1], dtype=int)
+    for k in range(1, len(obj)):
+        best = np.where(obj[k] < obj[best, np.arange(obj.shape[1])], k, best)
+    return best
+
+
+def test_the_batched_step_search_keeps_the_candidate_the_one_by_one_search_kept():
+    """`_lm_step` evaluates its candidates in one batch (a speed-up): the same candidate is kept as when each was
+    compared with the best so far, ties going to the earlier one, NaN never winning unless first."""
+    rng = np.random.default_rng(0)
+    obj = rng.choice([0.5, 1.0, 2.0, np.inf, np.nan], size=(17, 4000))
+    assert np.array_equal(_first_lowest(obj), _one_by_one(obj))
+    assert np.isnan(obj[0]).any() and np.isinf(obj[0]).any()  # the draw holds the NaN and inf first rows
+
+
+@pytest.mark.parametrize("form", [POWER, CHINCHILLA])
+def test_log_predict_on_a_batch_of_candidates_is_each_candidates_own(form):
+    rng = np.random.default_rng(1)
+    p = rng.normal(0.0, 1.0, (5, 7, form.n_params))
+    X = rng.normal(0.0, 1.0, (7, 4, form.dims))
+    batched = form.log_predict(p, X)
+    assert batched.shape == (5, 7, 4)
+    assert all(np.array_equal(batched[c], form.log_predict(p[c], X)) for c in range(5))
+
+
+@pytest.mark.parametrize("form", [POWER, CHINCHILLA])
+def test_grid_minima_from_cached_neighbours_match_the_full_neighbour_mask(form):
+    """`_grid_minima` compares each point with its neighbours by index (built once per grid): the same as with
+    a (G, G) mask of neighbours, every other point compared against inf, ties, inf and NaN included."""
+    grid = form.exponent_grid()
+    steps = np.stack([np.unique(col, return_inverse=True)[1] for col in grid.T], -1)
+    near = np.abs(steps[:, None] - steps[None]).max(-1) <= 1
+    obj = np.random.default_rng(2).choice([0.0, 1.0, 1.5, 2.0, np.inf, np.nan], size=(50, len(grid)))
+    full = (obj[:, :, None] <= np.where(near, obj[:, None, :], np.inf)).all(-1)
+    assert np.array_equal(_grid_minima(grid, obj), full) and full.any()

@@ -75,6 +75,7 @@ Inputs are scaled by a reference point (the largest rung), so the coefficients a
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -110,8 +111,8 @@ def objective(r: np.ndarray, w: np.ndarray, delta: float) -> np.ndarray:
 class CurveForm(Protocol):
     """A parametric curve in log space, evaluated on stacks of problems.
 
-    Shapes: parameters `p` (M, k); inputs `X` (M, n, dims) holding log inputs scaled by the
-    reference point; outputs (M, n)."""
+    Shapes: parameters `p` (M, k), or for `log_predict` (C, M, k) (C candidates of every problem); inputs `X`
+    (M, n, dims) holding log inputs scaled by the reference point; outputs (M, n), or (C, M, n)."""
 
     name: str
     n_params: int
@@ -137,7 +138,7 @@ class Power:
     dims: int = 1
 
     def log_predict(self, p, X):
-        return np.logaddexp(p[:, None, 0], p[:, None, 1] - p[:, None, 2] * X[..., 0])
+        return np.logaddexp(p[..., None, 0], p[..., None, 1] - p[..., None, 2] * X[..., 0])
 
     def jacobian(self, p, X):
         t = p[:, None, 1] - p[:, None, 2] * X[..., 0]
@@ -166,11 +167,11 @@ class Chinchilla:
     dims: int = 2
 
     def _terms(self, p, X):
-        return p[:, None, 1] - p[:, None, 2] * X[..., 0], p[:, None, 3] - p[:, None, 4] * X[..., 1]
+        return p[..., None, 1] - p[..., None, 2] * X[..., 0], p[..., None, 3] - p[..., None, 4] * X[..., 1]
 
     def log_predict(self, p, X):
         tn, td = self._terms(p, X)
-        return np.logaddexp(np.logaddexp(p[:, None, 0], tn), td)
+        return np.logaddexp(np.logaddexp(p[..., None, 0], tn), td)
 
     def jacobian(self, p, X):
         tn, td = self._terms(p, X)
@@ -264,9 +265,25 @@ def _profiled(form, grid, basis, X, logy, w, rw) -> np.ndarray:
 
 def _grid_minima(grid: np.ndarray, obj: np.ndarray) -> np.ndarray:
     """(M, G) whether each grid point's objective is at most every neighbour's (one grid step in each exponent)."""
+    # compared with its (at most 3^dims) neighbours only, their indices built once per grid: a (G, G) neighbour mask
+    # rebuilt on every call and an (M, G, G) comparison against it were ~9% of an advice's time on the 2-D grid
+    return (obj[:, :, None] <= obj[:, _neighbours(grid.tobytes(), grid.shape)]).all(-1)
+
+
+@functools.lru_cache(maxsize=8)
+def _neighbours(grid_bytes: bytes, shape: tuple[int, int]) -> np.ndarray:
+    """(G, 3^dims) indices of each grid point's neighbours (itself included), a row short of them padded with the
+    point itself, which compares equal to itself (`_grid_minima`; keyed by the grid's bytes, as an array is not
+    hashable)."""
+    grid = np.frombuffer(grid_bytes).reshape(shape)
     steps = np.stack([np.unique(col, return_inverse=True)[1] for col in grid.T], -1)
     near = np.abs(steps[:, None] - steps[None]).max(-1) <= 1  # (G, G), each point its own neighbour
-    return (obj[:, :, None] <= np.where(near, obj[:, None, :], np.inf)).all(-1)
+    out = np.tile(np.arange(len(grid))[:, None], (1, 3 ** grid.shape[1]))
+    for i, row in enumerate(near):
+        found = np.flatnonzero(row)
+        out[i, : len(found)] = found
+    out.setflags(write=False)  # shared by every call on this grid
+    return out
 
 
 PROFILE_IRLS = 3
@@ -310,18 +327,21 @@ def _lm_step(form, p, r, lam, X, logy, w, delta, lo, hi):
             * (np.diagonal(H, axis1=1, axis2=2)[:, :, None] + 1e-12)
         )
         steps.append(np.linalg.solve(H + damp, -g[..., None])[..., 0])
-    cands = [p + steps[0]] + [p + 0.5**k * steps[1] for k in range(_HALVINGS)]
-    best = None
-    for cand in cands:
-        cand = np.clip(cand, lo, hi)
-        r_new = form.log_predict(cand, X) - logy
-        obj_new = objective(r_new, w, delta)
-        if best is not None:
-            keep = ~(obj_new < best[2])  # NaN (an overflowing step) never wins
-            cand, r_new = np.where(keep[:, None], best[0], cand), np.where(keep[:, None], best[1], r_new)
-            obj_new = np.where(keep, best[2], obj_new)
-        best = (cand, r_new, obj_new)
-    return best
+    # every candidate (C = 1 + _HALVINGS) evaluated in one batch (C, M, ...), not one at a time (a third of the
+    # fit's time went to the per-candidate calls); the same arithmetic element by element
+    halved = p + 0.5 ** np.arange(_HALVINGS)[:, None, None] * steps[1]
+    cands = np.clip(np.concatenate([(p + steps[0])[None], halved]), lo, hi)
+    r_all = form.log_predict(cands, X) - logy
+    obj_all = objective(r_all, w, delta)
+    pick, rows = _first_lowest(obj_all), np.arange(len(p))
+    return cands[pick, rows], r_all[pick, rows], obj_all[pick, rows]
+
+
+def _first_lowest(obj: np.ndarray) -> np.ndarray:
+    """(M,) per column of `obj` (C, M) the candidate that keeping the best so far, row by row, ends at: the first
+    lowest, where a later one wins only by being strictly lower; NaN (an overflowing step) never wins, and a NaN
+    first candidate is kept (nothing compares lower than it)."""
+    return np.where(np.isnan(obj[0]), 0, np.where(np.isnan(obj), np.inf, obj).argmin(0))
 
 
 def _levenberg_marquardt(form, p, X, logy, w, delta, lo, hi, max_iter=1000):
