@@ -83,3 +83,23 @@ def test_a_split_score_that_is_null_or_missing_is_refused_too(tmp_path, split, s
     with pytest.raises(UserError) as err:
         ResultsStore(path)
     assert str(err.value).startswith(f"{path} line 2 holds a score that is not a number ({said}), ")
+
+
+def test_a_test_split_dropped_from_one_seeds_line_is_refused_naming_the_line_and_split(tmp_path):
+    """Read, the summary's interval over the seeds of split `ood` was a KeyError traceback in `select_lr`
+    (a hand edit that dropped the split from one seed's line, which the other seeds have)."""
+    path = tmp_path / "results.jsonl"
+    records = [_record(seed, 50.0 + seed) for seed in range(3)]
+    for r in records:
+        r["test"]["ood"] = {"accuracy": 40.0}
+    del records[1]["test"]["ood"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + '{"torn')
+    before = path.read_bytes()
+    for repair in (True, False):
+        with pytest.raises(UserError) as err:
+            ResultsStore(path, repair=repair)
+        assert str(err.value) == (
+            f"{path} line 2 has no test split ood, which the other runs of task t have and evaluation always "
+            "writes; restore that line from a copy, or delete it (`encoderlab eval` then runs it again)"
+        )
+    assert path.read_bytes() == before  # refused before the torn last line was cut

@@ -147,6 +147,8 @@ NAMED = {
     "task-file-path-from-working-directory": "tests.eval.test_task_file_paths::test_a_task_files_data_path_written_from_the_working_directory_names_the_rule_and_the_path",
     "eval-results-score-not-a-number": "tests.eval.test_non_finite_scores::test_a_non_finite_score_is_refused_naming_the_file_line_and_fix",
     "report-eval-score-not-a-number": "tests.study.test_non_finite_study_scores::test_a_nan_score_in_a_finished_eval_node_is_refused_naming_its_node_json",
+    "eval-results-split-missing": "tests.eval.test_non_finite_scores::test_a_test_split_dropped_from_one_seeds_line_is_refused_naming_the_line_and_split",
+    "report-eval-split-missing": "tests.study.test_non_finite_study_scores::test_a_test_split_dropped_from_a_finished_eval_node_is_refused_naming_its_node_json",
     "report-cka-number-not-finite": "tests.study.test_non_finite_study_scores::test_a_non_finite_number_in_a_finished_cka_node_is_refused_naming_its_node_json",
     "report-compute-count-not-finite": "tests.study.test_non_finite_study_scores::test_a_non_finite_compute_count_is_refused_naming_its_node_json",
     "study-task-without-mirror": "tests.reliability.test_hostile_study_files::test_a_study_whose_task_has_no_hub_mirror_is_refused_before_anything_is_written",

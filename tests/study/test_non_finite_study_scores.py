@@ -75,3 +75,23 @@ def test_a_non_finite_compute_count_is_refused_naming_its_node_json(tmp_path, fi
         f"never records); delete {marker.parent} and run the study again, which redoes {raw['name']}"
     )
     assert (tmp_path / "report" / "report.md").read_text() == report  # refused before the report was touched
+
+
+def test_a_test_split_dropped_from_a_finished_eval_node_is_refused_naming_its_node_json(tmp_path):
+    """Read, the summary's interval over the seeds of that split was a KeyError traceback in `select_lr`."""
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    marker = next(p for p in sorted(tmp_path.rglob("node.json")) if '"test_score"' in p.read_text())
+    raw = json.loads(marker.read_text())
+    split = sorted(raw["result"]["test"])[0]
+    del raw["result"]["test"][split]
+    marker.write_text(json.dumps(raw))
+    report = (tmp_path / "report" / "report.md").read_text()
+    for read in (lambda: load_study(tmp_path).evals, lambda: write_report(tmp_path, figures=False)):
+        with pytest.raises(UserError) as err:
+            read()
+        assert str(err.value) == (
+            f"{marker} is damaged (no test split {split}, which the other runs of task {raw['result']['task']} "
+            f"have and evaluation always writes); delete {marker.parent} and run the study again, which redoes "
+            f"{raw['name']}"
+        )
+    assert (tmp_path / "report" / "report.md").read_text() == report  # refused before the report was touched

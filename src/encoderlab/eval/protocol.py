@@ -43,7 +43,7 @@ from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.predictions import predictions_path, write_predictions
 from encoderlab.eval.spec import Task, training_groups
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
-from encoderlab.eval.summary import EvalRecord, HubRead, ModelSummary, summarize_results
+from encoderlab.eval.summary import EvalRecord, HubRead, ModelSummary, missing_split, summarize_results
 from encoderlab.eval.summarypage import write_summary
 from encoderlab.eval.taskruns import STUDY_FILE, capped_task, check_decay, check_grid, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
@@ -136,6 +136,7 @@ class ResultsStore:
     def _read(self, repair: bool) -> None:
         raw = self.path.read_bytes()
         complete = raw[: raw.rfind(b"\n") + 1]
+        lines: list[tuple[int, EvalRecord]] = []
         for n, line in enumerate(complete.decode("utf-8", errors="replace").splitlines(), 1):
             try:
                 rec = from_dict(EvalRecord, jsonlines.loads(line))
@@ -150,6 +151,15 @@ class ResultsStore:
                     "writes; restore that line from a copy, or delete it (`encoderlab eval` then runs it again)"
                 )
             self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
+            lines.append((n, rec))
+        if (
+            gap := missing_split([rec for _, rec in lines])
+        ) is not None:  # edited or damaged: every split is written
+            raise UserError(
+                f"{self.path} line {lines[gap[0]][0]} has no test split {gap[1]}, which the other runs of task "
+                f"{lines[gap[0]][1].task} have and evaluation always writes; restore that line from a copy, or "
+                "delete it (`encoderlab eval` then runs it again)"
+            )
         # Only a file of ours loses its torn last line (a crash mid-write): every line was checked first.
         if repair and len(complete) != len(raw):
             with open(self.path, "r+b") as f:

@@ -153,6 +153,20 @@ def _said(value) -> str:
     )
 
 
+def missing_split(records: Sequence[EvalRecord]) -> tuple[int, str] | None:
+    """The first record (its index in `records`) lacking a test split that another run of its task has (same
+    model, task and definition, whose splits are the same for every LR and seed), with that split; None when
+    none does. Evaluation writes every split, so such a record was edited or damaged; read, `select_lr`'s
+    interval over the seeds of that split was a KeyError traceback."""
+    splits: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for r in records:
+        splits[(r.model, r.task, r.task_signature)] |= set(r.test)
+    for i, r in enumerate(records):
+        if lacking := sorted(splits[(r.model, r.task, r.task_signature)] - set(r.test)):
+            return i, lacking[0]
+    return None
+
+
 @dataclass(frozen=True, kw_only=True)
 class LRPoint:
     """The scores of one LR of the grid."""

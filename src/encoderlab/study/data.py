@@ -23,7 +23,7 @@ from typing import Any
 
 from encoderlab import jsonlines
 from encoderlab.errors import UserError, closest, file_in_the_way, problem_of
-from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
+from encoderlab.eval.summary import EvalRecord, ModelSummary, missing_split, summarize_runs
 from encoderlab.outdir import study_folder_above
 from encoderlab.paths import typed
 from encoderlab.study.graph import Node
@@ -182,7 +182,7 @@ class StudyData:
     @cached_property
     def evals(self) -> list[StudyEval]:
         """Every finished eval node, in graph order."""
-        out = []
+        out, done = [], []
         for n in self.nodes:
             if n.kind == "eval" and n.name in self.markers:
                 node, record = EvalNode.of(n), self._typed_result(EvalRecord, n)
@@ -191,6 +191,13 @@ class StudyData:
                         n, f"a score that is not a number, {bad}, which evaluation never writes"
                     )
                 out.append(StudyEval(node.model, node.step, record, node.task_files))
+                done.append(n)
+        if (gap := missing_split([e.record for e in out])) is not None:  # every split is written: edited
+            raise self.damaged(
+                done[gap[0]],
+                f"no test split {gap[1]}, which the other runs of task {out[gap[0]].record.task} have and "
+                "evaluation always writes",
+            )
         return out
 
     def _typed_result(self, cls: type, node: Node) -> Any:
