@@ -55,6 +55,7 @@ NAMED = {
     "master-port-taken": "tests.train.test_master_port_taken::test_rank_zero_whose_master_port_is_taken_is_one_line_before_anything_is_written",
     "master-port-not-rank-zero": "tests.train.test_launch_meeting::test_a_rank_whose_master_port_is_another_jobs_says_so_in_one_line",
     "world-size-differs": "tests.train.test_launch_meeting::test_ranks_started_with_different_world_sizes_each_refuse_in_one_line_before_anything_is_written",
+    "rank-taken-twice": "tests.train.test_rank_taken_twice::test_a_rank_that_comes_twice_while_rank_zero_waits_is_refused_by_rank_zero_and_the_duplicate",
     "world-size-not-running": "tests.train.test_world_size_layout::test_a_layout_for_two_processes_run_by_one_names_the_grad_accum_that_keeps_its_batch",
     "resume-at-another-world-size": "tests.train.test_pretrain_cli::test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batch",
     "init-file-unreadable": "tests.train.test_init_identity::test_an_unreadable_file_the_load_reads_is_refused_in_one_line_before_anything_is_written",

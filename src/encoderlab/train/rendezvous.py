@@ -12,6 +12,14 @@ Design
     however long the peers take, where polling every peer's key made N*20 requests a second until all came. The group then forms on that store under the prefix the
     env:// start gives it (`group_store`: `init_process_group(store=...)` adds none of its own), and with the
     libuv choice that start reads (USE_LIBUV=0 opts out of libuv's store server, as under env://).
+  * A rank number can come twice: a stranger process (another launch on the same MASTER_ADDR:MASTER_PORT, or a
+    RANK given twice) joined the group as that rank, which hung or formed a corrupt group. Each peer claims its
+    rank on a counter of its own (`Launch.claim`): a second claim is the duplicate, which refuses itself without
+    writing its WORLD_SIZE over the first's but still arrives, so that rank 0, while it waits, sees that rank come
+    twice and refuses too (`RankTakenTwice`), on the side whose log the user reads. Trade-off: a duplicate coming
+    after rank 0 stopped waiting is refused on its side only (rank 0's group has formed with the first, and the
+    duplicate stays out of it); a duplicate coming first is taken as the rank, and the real one refuses itself; a
+    peer restarted by hand while rank 0 still waits counts as its own duplicate (the whole launch is started again).
   * A rank that is not rank 0 connects to whatever listens on MASTER_PORT. Where rank 0 could not listen
     there (the port taken: rank 0's `master-port-taken` line), that is another job: a plain socket never
     answers the TCPStore client (torch 2.13 waits past the store's own timeout), another job's store answers
@@ -96,6 +104,10 @@ class Launch:
     def key(self, rank: int) -> str:
         return f"encoderlab/launch/world_size/{rank}"
 
+    def claim(self, rank: int) -> str:
+        """The counter each peer bumps for its rank: above 1, that rank number was taken twice (`RankTakenTwice`)."""
+        return f"encoderlab/launch/claims/{rank}"
+
     def arrival(self, number: int) -> str:
         """The key naming the rank that came `number`th (1, 2, ...) to rank 0's store (`_peers_agree`)."""
         return f"encoderlab/launch/arrival/{number}"
@@ -145,17 +157,41 @@ class WorldSizeDiffers(UserError):
         )
 
 
+class RankTakenTwice(UserError):
+    """Two processes came to one launch's store as the same rank (module docstring): said by rank 0 (`by_zero`)
+    and by the one that came second."""
+
+    def __init__(self, launch: Launch, rank: int, *, by_zero: bool):
+        where = f"MASTER_ADDR={launch.host} MASTER_PORT={launch.port}"
+        said = (
+            f"rank 0 heard from rank {rank} twice on {where}"
+            if by_zero
+            else f"rank {rank} cannot join the process group: another process started with RANK={rank} came first "
+            f"to this run's rank 0 on {where}"
+        )
+        super().__init__(
+            f"{said} (two launches on one MASTER_ADDR:MASTER_PORT, or RANK={rank} given to two processes); give each "
+            "job a free MASTER_PORT and each process its own RANK (RANK=$SLURM_PROCID), or launch with torchrun "
+            "(it sets them), then launch again"
+        )
+
+
 def meet(launch: Launch, joining: Joining) -> Store:
     """The launch's store, once this rank and the ranks it reads agree on WORLD_SIZE (module docstring)."""
     store = _store(launch, joining)
     if launch.agent_store:  # torchrun gave every rank the same WORLD_SIZE (module docstring)
         return PrefixStore(f"{ROUND}/{_this_round(store, launch)}", store)
-    store.set(launch.key(launch.rank), str(launch.world_size))
     if launch.rank == 0:
+        store.set(launch.key(0), str(launch.world_size))
         _peers_agree(store, launch)
     else:
-        # after its key, which rank 0 reads once this names it
+        taken = store.add(launch.claim(launch.rank), 1) > 1
+        if not taken:  # a duplicate leaves the first's WORLD_SIZE as it is
+            store.set(launch.key(launch.rank), str(launch.world_size))
+        # after its key, which rank 0 reads once this names it; a duplicate arrives too, for rank 0 to see
         store.set(launch.arrival(store.add(ARRIVALS, 1)), str(launch.rank))
+        if taken:
+            raise RankTakenTwice(launch, launch.rank, by_zero=False)
         # rank 0's own store holds it at once
         theirs = store.get(launch.key(0)).decode()
         joining.answered()
@@ -250,6 +286,7 @@ def _peers_agree(store: Store, launch: Launch) -> None:
     Each wait blocks in the store for the next arrival (`Launch.arrival`), so rank 0's store answers a few
     requests per peer however long the peers take (a poll of every peer's key each 50 ms made N*20 a second)."""
     waiting = {rank: launch.key(rank) for rank in range(1, launch.world_size)}
+    came: set[int] = set()
     deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
     arrived = 0
     while waiting:
@@ -260,8 +297,11 @@ def _peers_agree(store: Store, launch: Launch) -> None:
         except DistStoreError:
             break  # past the join's timeout: said below, naming the ranks that never came
         rank = int(store.get(launch.arrival(arrived)))
+        if rank in came:
+            raise RankTakenTwice(launch, rank, by_zero=True)
         if rank not in waiting:
-            continue  # a second process given that RANK (or one out of range): gloo's join says so, as before
+            continue  # out of range (a stranger of another WORLD_SIZE): gloo's join says so, as before
+        came.add(rank)
         theirs = store.get(waiting.pop(rank)).decode()
         if theirs != str(launch.world_size):
             raise WorldSizeDiffers(launch, rank, theirs)
