@@ -42,6 +42,10 @@ with it on resume (`data/prepmetrics.py`).
 
 Documents are tokenized whole, whatever truncation or padding the tokenizer's file keeps from its
 last call (`encode._encoder`); folders from before that are refused on read (`packed.read_meta`).
+
+The tokenizer is loaded and hashed once a process while no file under its folder moved
+(`tokenizer.held_tokenizer`, shared with a study's check of a `--prepared` folder): a study prepares each of
+its datasets in the same process, and a paper's 128k vocabulary took about a second a load and hash.
 """
 
 from __future__ import annotations
@@ -49,7 +53,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import itertools
-import json
 import logging
 import shutil
 import sys
@@ -57,7 +60,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -102,6 +105,9 @@ from encoderlab.data.target import KIND, check_target, target_folder
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, create_output, missing_folders, remove_folders
+
+if TYPE_CHECKING:
+    from encoderlab.data.tokenizer import HeldTokenizer
 
 log = logging.getLogger(__name__)
 
@@ -153,18 +159,16 @@ class PrepareConfig:
         check_ngram(self.ngram, off=self.decontaminate in ((), ("none",)) and not self.text_sets)
 
 
-def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dict:
-    from encoderlab.data.tokenizer import tokenizer_hash  # lazily: transformers
-
+def _recipe(cfg: PrepareConfig, held: HeldTokenizer, against: list[str], dtype: np.dtype) -> dict:
     recipe = to_dict(cfg)
-    if call_settings(json.loads(tok.backend_tokenizer.to_str())):
+    if held.settings:
         recipe["documents"] = "whole"  # an interrupted prepare of the old code, which cut them, starts over
     del recipe["tokenizer"]  # the same tokenizer reached by another path is the same recipe
     recipe["on_error"] = recorded_on_error(cfg.on_error)
     for source in recipe["sources"]:  # a whole, unpinned split's: the one from before `hf_files` existed
         for key in [k for k in ("hf_files", "hf_revision") if source.get(k) is None]:
             source.pop(key, None)
-    recipe.update(tokenizer_hash=tokenizer_hash(tok), decontaminate=against, dtype=dtype.name)
+    recipe.update(tokenizer_hash=held.digest, decontaminate=against, dtype=dtype.name)
     # a text set's version (its texts' digest) stands for it, not its name, which says where it was read (a
     # study's `task-test:PATH`): a task file moved mid-prepare resumes it (the name made another recipe and
     # started over); meta.json's `decontamination.against` still names it; none: the recipe is what it was
@@ -217,17 +221,17 @@ def prepare(
 
     `checkpoint_every` chunks of `chunk_docs` documents, the progress is put on disk so that an
     interrupted prepare resumes from there."""
-    from encoderlab.data.tokenizer import load_tokenizer, spec_fields
+    from encoderlab.data.tokenizer import held_tokenizer, spec_fields  # lazily: transformers
 
     out = folder_named(out)  # a link to a folder: OUT.tmp beside that folder, renamed onto it
     _check_counts(workers, checkpoint_every, chunk_docs)
     _check_shard(cfg, shard)
     sources = local_paths(cfg.sources)  # also: a bad location (but a hub sha's: `fixed_on_hub`) fails here
-    tok = load_tokenizer(cfg.tokenizer)
-    spec = spec_fields(tok)
+    held = held_tokenizer(cfg.tokenizer)  # loaded and hashed once a process while its files stay as they are
+    spec = spec_fields(held.tok)
     dtype = choose_dtype(spec["vocab_size"], cfg.dtype)
     against, not_fetched = resolve_eval_sets(cfg.decontaminate)
-    recipe = _recipe(cfg, tok, against, dtype)
+    recipe = _recipe(cfg, held, against, dtype)
     if shard is not None:
         recipe["shard"] = [shard.index, shard.count]
     target = target_folder(out, shard, sources)
@@ -243,7 +247,7 @@ def prepare(
         check_first_documents(cfg.sources, cfg.on_error)
     job = _Job(
         cfg=cfg,
-        tok=tok,
+        tok=held.tok,
         spec=spec,
         dtype=dtype,
         recipe=recipe,

@@ -9,6 +9,13 @@ a WordPiece vocabulary on a corpus.
 
 `tokenizer_hash` fingerprints the serialised tokenizer (model, normaliser, pre-tokeniser and
 special tokens), which prepared data records so a model is never fed ids from another vocabulary.
+
+`held_tokenizer` loads and hashes a dataset's tokenizer once per process while no file under its folder moved
+(`txtscans.tree_stats`, taken before the read): `data prepare` and a study's check of a `--prepared` folder
+(`study/prepared.py`) each loaded and hashed it again, about a second for a paper's 128k vocabulary. Trade-off:
+the loaded tokenizer is shared, so its callers only read it (save, serialise, look ids up), never encode with
+it (a call's truncation and padding would stay in the object, `packed.call_settings`); a hub id still to
+download is loaded each time, as before.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +36,7 @@ from encoderlab.data.hubmodels import (
     model_mirror,
 )
 from encoderlab.data.localpath import check_source
+from encoderlab.data.txtscans import tree_stats
 from encoderlab.errors import UserError, first_line
 
 log = logging.getLogger(__name__)
@@ -202,6 +211,44 @@ def load_tokenizer(name_or_path: str | Path):
     return tok
 
 
+@dataclass(frozen=True)
+class HeldTokenizer:
+    """A tokenizer as `held_tokenizer` loaded it, with what is read of it on every prepare or check."""
+
+    tok: object
+    """The loaded fast tokenizer, shared: read it, never encode with it (see the module docstring)."""
+    digest: str
+    """Its `tokenizer_hash`."""
+    read_from: str
+    """Its `name_or_path`: the folder it was read from."""
+    settings: str
+    """The truncation and padding its serialisation keeps (`packed.call_settings`; "" when none)."""
+
+
+_HELD: dict[tuple[str, str], tuple[tuple, HeldTokenizer]] = {}
+"""{(tokenizer as named, the folder it is read from): (that folder's `tree_stats` before the read, the read)}.
+One entry a tokenizer and folder, never pruned (a process prepares with a few)."""
+
+
+def held_tokenizer(name_or_path: str | Path) -> HeldTokenizer:
+    """`load_tokenizer(name_or_path)` with its hash, reused while no file under its folder moved (a folder
+    saved again is read again); a hub id still to download is loaded (so fetched) each time. Refuses what
+    `load_tokenizer` refuses, with the same line (`tokenizer_folder` is asked first each time)."""
+    from encoderlab.data.packed import call_settings
+
+    folder = tokenizer_folder(name_or_path)  # the folder `load_tokenizer` reads; refuses a typo the same way
+    stats = tree_stats(folder) if folder is not None else None
+    key = (str(name_or_path), str(folder))
+    if stats is not None and (held := _HELD.get(key)) is not None and held[0] == stats:
+        return held[1]
+    tok = load_tokenizer(name_or_path)
+    state = json.loads(tok.backend_tokenizer.to_str())  # parsed once: the 128k vocabulary's is not free
+    read = HeldTokenizer(tok, tokenizer_hash(tok, dict(state)), str(tok.name_or_path), call_settings(state))
+    if stats is not None:
+        _HELD[key] = (stats, read)
+    return read
+
+
 def _check_nothing_added(tok, folder: Path) -> None:
     """Refuse special tokens that transformers added to a tokenizer.json read without its
     tokenizer_config.json: the class then comes from config.json's model_type (BERT's for a `bert`
@@ -278,9 +325,10 @@ def require_tokens(spec: TokenSpec, roles: Iterable[str], purpose: str) -> None:
         )
 
 
-def tokenizer_hash(tok) -> str:
-    """sha256 of the serialised tokenizer and its special-token roles."""
-    state = json.loads(tok.backend_tokenizer.to_str())
+def tokenizer_hash(tok, state: dict | None = None) -> str:
+    """sha256 of the serialised tokenizer and its special-token roles; `state`: its serialisation, parsed
+    (`backend_tokenizer.to_str()`), when the caller has it (changed here)."""
+    state = json.loads(tok.backend_tokenizer.to_str()) if state is None else state
     # Truncation and padding are call-time settings that transformers changes while encoding; they
     # are not part of the tokenizer's identity (the same tokenizer must hash the same after use).
     state.pop("truncation", None)

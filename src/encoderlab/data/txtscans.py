@@ -20,6 +20,9 @@ A memory that cannot be read (gone, cut short, another key) is no memory: the fi
 cannot be written (a read-only or full disk, $ENCODERLAB_HOME not a folder) costs the next command a scan,
 never a refusal: the verdict never depends on it, and the command does not need $ENCODERLAB_HOME otherwise.
 Old entries are not pruned (about 100 bytes per file version scanned; `rm -r` the folder at will).
+
+`tree_stats`, the same key for every file under a folder, is what the in-process memories of a folder's read
+compare (a model folder's identity, a tokenizer's load and hash): nothing of them is written to disk.
 """
 
 from __future__ import annotations
@@ -49,6 +52,29 @@ def scan_key(path: str, st: os.stat_result) -> list:
     """The identity of the bytes at `path` as `st` (its stat) says them: the memory's key."""
     real = os.path.realpath(path)
     return [VERSION, real, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def tree_stats(folder: str | os.PathLike) -> tuple:
+    """`scan_key` of every file under `folder` (symlinks followed, as the load follows them: a hub
+    cache snapshot's files are links to its blobs, and a linked subfolder such as `1_Pooling/` is read through
+    the link), in a fixed order; a dangling one as its name alone. A linked subfolder was not walked, so a file
+    edited inside it left the stats as they were and the stale read stood; a folder reached twice (a link
+    to an ancestor) is walked once. What an in-process memory of a folder's read is kept under, taken before
+    the read: a model folder's (`study/localmodels.py`) and a tokenizer's (`tokenizer.held_tokenizer`)."""
+    keys, walked = [], set()
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        if (real := os.path.realpath(root)) in walked:  # a cycle of links: its files were seen
+            dirs.clear()
+            continue
+        walked.add(real)
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                keys.append(tuple(scan_key(path, os.stat(path))))
+            except OSError:  # a link to nothing: its presence, so one appearing or going moves the stats
+                keys.append((path,))
+    return tuple(keys)
 
 
 def recalled(key: list) -> Verdict | None:

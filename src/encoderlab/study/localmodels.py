@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from encoderlab.data.txtscans import tree_stats
 from encoderlab.errors import UserError
 from encoderlab.paths import typed
 
@@ -65,30 +66,6 @@ _READS: dict[tuple[str, bool], ModelRead] = {}
 """The last read of each model folder by the real path of the folder named (a run's, or the model's own) and
 whether a start reads it (`read_model`): the graph's, then each node's recheck, which reuses it while
 `tree_stats` is unchanged. One entry a folder and way, never pruned (a study names a few)."""
-
-
-def tree_stats(folder: Path) -> tuple:
-    """`txtscans.scan_key` of every file under `folder` (symlinks followed, as the load follows them: a hub
-    cache snapshot's files are links to its blobs, and a linked subfolder such as `1_Pooling/` is read through
-    the link), in a fixed order; a dangling one as its name alone. A linked subfolder was not walked, so a file
-    edited inside it left the stats as they were and the stale read stood; a folder reached twice (a link
-    to an ancestor) is walked once."""
-    from encoderlab.data.txtscans import scan_key
-
-    keys, walked = [], set()
-    for root, dirs, files in os.walk(folder, followlinks=True):
-        if (real := os.path.realpath(root)) in walked:  # a cycle of links: its files were seen
-            dirs.clear()
-            continue
-        walked.add(real)
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            try:
-                keys.append(tuple(scan_key(path, os.stat(path))))
-            except OSError:  # a link to nothing: its presence, so one appearing or going moves the stats
-                keys.append((path,))
-    return tuple(keys)
 
 
 def read_model(source: str, start: bool = False) -> ModelRead | None:

@@ -9,7 +9,8 @@ machine. What the folder holds is checked, not trusted:
   same repo, config and split, whatever slice of its files was prepared), checked when the graph is
   built, so `study plan` refuses a wrong folder before anything runs;
 - its tokenizer is the dataset's (the same hash), checked by the prepare node, which loads it (the dataset's
-  tokenizer's hash is remembered in the process while no file under its folder moved: `_HASHES`);
+  tokenizer and its hash are remembered in the process while no file under its folder moved, the memory
+  `data prepare` reads too: `tokenizer.held_tokenizer`);
 - its tokens are counted, so the study guard (`plan.py`) compares every run with what the folder
   holds, exactly, instead of an estimate.
 
@@ -139,40 +140,17 @@ def _written(source: dict) -> str:
 
 def check_tokenizer(meta: dict, tokenizer: str, dataset: str, folder: str | Path) -> None:
     """Refuse a prepared folder tokenized with another tokenizer than the dataset's (one line)."""
-    expected, read_from = _tokenizer_hash(tokenizer)
-    if meta.get("recipe", {}).get("tokenizer_hash") != expected:
+    from encoderlab.data.tokenizer import held_tokenizer
+
+    # `study run` checks each folder before it writes and again in its prepare node, `study plan` as often
+    held = held_tokenizer(tokenizer)
+    if meta.get("recipe", {}).get("tokenizer_hash") != held.digest:
         # both places named (said neither): a hub id's folder is a cache the user cannot guess, and the
         # folder's own tokenizer is the one to compare it with
         raise UserError(
             f"dataset {dataset}: {folder} was tokenized with another tokenizer ({Path(folder) / 'tokenizer'}) "
-            f"than {tokenizer} (read from {read_from}); prepare it again with --tokenizer {tokenizer}"
+            f"than {tokenizer} (read from {held.read_from}); prepare it again with --tokenizer {tokenizer}"
         )
-
-
-_HASHES: dict[tuple[str, str], tuple[tuple, str, str]] = {}
-"""{(tokenizer as named, its folder): (the folder's `tree_stats` before the read, `tokenizer_hash`, the path
-it was read from)}. `study run` checks each `--prepared` folder before it writes anything and again in its
-prepare node, and `study plan` as often: a paper tokenizer (EuroBERT's 128k vocabulary) took about a second a
-load and hash. Reused while no file under the folder moved, as a model folder's read is (`localmodels`); one
-entry a tokenizer and folder, never pruned (a study names a few)."""
-
-
-def _tokenizer_hash(tokenizer: str) -> tuple[str, str]:
-    """`tokenizer_hash` of `tokenizer` as `load_tokenizer` loads it, and the path it was read from (its
-    `name_or_path`); a hub id still to download is loaded (so fetched) each time, as before."""
-    from encoderlab.data.tokenizer import load_tokenizer, tokenizer_folder, tokenizer_hash
-    from encoderlab.study.localmodels import tree_stats
-
-    folder = tokenizer_folder(tokenizer)  # the folder `load_tokenizer` reads; refuses a typo the same way
-    stats = tree_stats(folder) if folder is not None else None
-    key = (str(tokenizer), str(folder))
-    if stats is not None and (held := _HASHES.get(key)) is not None and held[0] == stats:
-        return held[1], held[2]
-    tok = load_tokenizer(tokenizer)
-    digest, read_from = tokenizer_hash(tok), str(tok.name_or_path)
-    if stats is not None:
-        _HASHES[key] = (stats, digest, read_from)
-    return digest, read_from
 
 
 def with_prepared(spec: StudySpec, prepared: tuple[str, ...], shown: str | None = None) -> StudySpec:
