@@ -84,3 +84,16 @@ def test_the_held_read_is_the_load_and_hash_of_the_files_now(tmp_path, tokenizer
     now = tokenizers.held_tokenizer(tok)
     assert now is not first and now.digest == tokenizers.tokenizer_hash(tokenizers.load_tokenizer(tok))
     assert (now.digest == first.digest) == (again == "same")
+
+
+def test_only_the_latest_reads_are_kept(tmp_path, monkeypatch, tokenizer_dir):  # noqa: F811 (fixture)
+    # a long-lived process (a test session, a notebook) reading many folders must not hold every tokenizer
+    monkeypatch.setattr(tokenizers, "_HELD", {})
+    folders = [shutil.copytree(tokenizer_dir, tmp_path / f"tok{i}") for i in range(tokenizers.HELD_MOST + 2)]
+    for folder in folders:
+        tokenizers.held_tokenizer(folder)
+    assert [k[0] for k in tokenizers._HELD] == [str(f) for f in folders[-tokenizers.HELD_MOST :]]
+    loads, _ = _counted(monkeypatch)
+    tokenizers.held_tokenizer(folders[-1])  # still held: not read again
+    tokenizers.held_tokenizer(folders[0])  # let go of: read again
+    assert loads == [str(folders[0])]

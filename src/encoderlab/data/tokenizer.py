@@ -227,7 +227,11 @@ class HeldTokenizer:
 
 _HELD: dict[tuple[str, str], tuple[tuple, HeldTokenizer]] = {}
 """{(tokenizer as named, the folder it is read from): (that folder's `tree_stats` before the read, the read)}.
-One entry a tokenizer and folder, never pruned (a process prepares with a few)."""
+The `HELD_MOST` latest reads are kept: a process prepares with a few tokenizers, but a long-lived one (a
+test session, a notebook) may read hundreds of folders, and EuroBERT's 128k-vocabulary tokenizer holds tens
+of MB."""
+
+HELD_MOST = 4
 
 
 def held_tokenizer(name_or_path: str | Path) -> HeldTokenizer:
@@ -245,7 +249,10 @@ def held_tokenizer(name_or_path: str | Path) -> HeldTokenizer:
     state = json.loads(tok.backend_tokenizer.to_str())  # parsed once: the 128k vocabulary's is not free
     read = HeldTokenizer(tok, tokenizer_hash(tok, dict(state)), str(tok.name_or_path), call_settings(state))
     if stats is not None:
+        _HELD.pop(key, None)  # re-inserted last: the oldest read is the first key
         _HELD[key] = (stats, read)
+        while len(_HELD) > HELD_MOST:
+            del _HELD[next(iter(_HELD))]
     return read
 
 
