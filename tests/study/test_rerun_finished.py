@@ -11,6 +11,7 @@ from dataclasses import replace
 from fake_study import backend, small_spec
 
 from encoderlab.study.graph import NodeKind, build_graph
+from encoderlab.study.report import write_report
 from encoderlab.study.runner import run_study
 
 
@@ -45,3 +46,14 @@ def test_a_rerun_with_a_node_to_run_does_not_say_nothing_to_run(tmp_path, capsys
     calls: list[str] = []
     run_study(more, folder, _counting_backend(calls), progress=False)
     assert calls and "nothing to run" not in capsys.readouterr().err
+
+
+def test_study_report_on_a_finished_folder_writes_the_report_the_study_wrote(tmp_path):
+    # the report's compute table counted the earlier report node when written again (found on paper2-detour's
+    # demo, 2026-12-07): a `study report` of a finished folder must not depend on whether a report was written
+    folder = tmp_path / "s"
+    run_study(small_spec(), folder, backend(), progress=False)
+    written = {f: (folder / "report" / f).read_text() for f in ("report.md", "results.json")}
+    assert '"report"' in (folder / "compute.jsonl").read_text()  # the report node has its compute line
+    write_report(folder, figures=False)
+    assert {f: (folder / "report" / f).read_text() for f in written} == written

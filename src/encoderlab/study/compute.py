@@ -146,10 +146,12 @@ class ComputeSummary:
 
 
 def compute_summary(data: StudyData, study_dir: Path) -> ComputeSummary:
-    """Totals per node kind and per pretraining run, from the study's compute records."""
+    """Totals per node kind and per pretraining run, from the study's compute records (its report's aside)."""
     from encoderlab.study.plan import plan_study
 
-    records = [_typed(data, r) for r in compute_records(study_dir, data.nodes)]
+    # A report node is the report, not the study's work: counting an earlier report made `study report` on a
+    # finished folder differ from the report the study wrote (which cannot count itself).
+    records = [_typed(data, r) for r in compute_records(study_dir, data.nodes) if r["kind"] != "report"]
     by_kind: dict[str, Totals] = {}
     for r in records:
         by_kind.setdefault(r.kind, Totals()).add(r.tokens, r.flops, r.wall_s, r.cpu_s, 1)
