@@ -216,6 +216,18 @@ ARGUMENT_CASES = [
         r"--mask-ratio 0.3 is an MLM setting, but --objective clm masks nothing; drop --mask-ratio, or use "
         r"--objective mlm$",
     ),
+    (  # said "lower its steps (at most 1152921504606846975)", counting 3 profiled steps and naming no flag
+        "bench-train-rows-overflow",
+        "bench train --size nano --batch 99999999999999999999",
+        r"--batch 99999999999999999999 x 10 steps \(--warmup 2 \+ --steps 5 \+ 3 profiled\) has more rows than "
+        r"int64 counts; lower --batch, --steps or --warmup$",
+    ),
+    (  # said "a run of 40 steps of ... rows has more rows than int64 counts; lower its steps (at most 0)"
+        "pretrain-batch-overflow",
+        "pretrain --recipe smoke-mlm --set layout.micro_batch_size=9999999999999999999 --out {w}/o",
+        r"a step of 19999999999999999998 rows \(layout\.micro_batch_size x layout\.grad_accum x world size\) "
+        r"has more rows than int64 counts; lower layout\.micro_batch_size or layout\.grad_accum$",
+    ),
     (
         "bench-data-repeats-zero",
         "bench data --source {w}/texts.txt --repeats 0",

@@ -124,6 +124,17 @@ class TrainBench:
                 f"--doc-len must be at least {MIN_MEAN_DOC_LEN} (lengths are drawn from [8, 2x)), got {self.doc_len}; "
                 f"use {MIN_MEAN_DOC_LEN} or more, or --seq-len for one document per row"
             )
+        self._check_row_count()
+
+    def _check_row_count(self) -> None:
+        """Refuse a row count the reader's int64 cannot hold in bench's own flags (the run config's refusal
+        counted the profiled steps too and named `layout.micro_batch_size`, a field bench has no flag for)."""
+        steps = self.warmup + self.steps + PROFILE_STEPS
+        if self.batch * steps >= 2**63:
+            raise UserError(
+                f"--batch {self.batch} x {steps} steps (--warmup {self.warmup} + --steps {self.steps} + "
+                f"{PROFILE_STEPS} profiled) has more rows than int64 counts; lower --batch, --steps or --warmup"
+            )
 
 
 is_train_result = json_result_with("config.size", "config.seq_len", "encoderlab.tokens_per_s")

@@ -378,6 +378,11 @@ class RunConfig:
         from encoderlab.data.synthetic import ROW_SEED_STRIDE
 
         data, rows = self.data, self.layout.global_batch_size
+        if rows >= 2**63:  # one step alone overflows: "lower its steps (at most 0)" was no fix
+            raise UserError(
+                f"a step of {rows} rows (layout.micro_batch_size x layout.grad_accum x world size) has more "
+                "rows than int64 counts; lower layout.micro_batch_size or layout.grad_accum"
+            )
         if total * rows >= 2**63:  # the run alone: "step_offset must be below -9...", a fix no one can take
             raise UserError(
                 f"a run of {total} steps of {rows} rows has more rows than int64 counts; lower its steps "
