@@ -255,3 +255,51 @@ def test_fine_tuning_scores_of_other_setups_are_refused(tmp_path, capsys):
     alike = _finetuned(_study(tmp_path / "alike", SEEDED, budgets=(4, 8)))
     main(["advise", str(small), str(alike), *argv[2:], "--out", str(tmp_path / "a")])  # one setup: one ladder
     assert (tmp_path / "a" / "advice.json").exists()
+
+
+def _drop_split(result):
+    del result["test"]["test"]
+
+
+def _null_score(result):
+    result["test"]["test"]["accuracy"] = None
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (
+            _drop_split,
+            "no test split test, which the other runs of task tweets have and evaluation always writes",
+        ),
+        (
+            _null_score,
+            "a score that is not a number, test.test.accuracy is null, which evaluation never writes",
+        ),
+    ],
+)
+def test_a_hand_damaged_eval_node_is_refused_naming_its_node_json(
+    tmp_path, capsys, monkeypatch, edit, problem
+):
+    """A finished eval node's node.json with a test split dropped, or a split's score null, was read past the
+    checks `encoderlab eval` and the study report run on it: a KeyError or TypeError traceback from `select_lr`.
+    It is refused as the report refuses it (one line, the same words), before anything is written."""
+    from tests.reliability.treestate import assert_unchanged, world_state
+
+    study = _finetuned(_study(tmp_path / "study", SEEDED, budgets=(1, 2)))
+    # seed 1 at the smallest LR: every LR ties on validation, so select_lr reads it (the old traceback)
+    name = "eval/pretrain/mlm40-x1/tweets/lr0.0001/s1"
+    marker = next(
+        p for p in study.glob("nodes/eval/*/node.json") if json.loads(p.read_text())["name"] == name
+    )
+    raw = json.loads(marker.read_text())
+    edit(raw["result"])
+    marker.write_text(json.dumps(raw))
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path)
+    argv = [str(study), "--metric", "finetune:tweets", "--target-flops", "1e19", "--bootstrap", "50"]
+    assert _refused(capsys, tmp_path, argv) == (
+        f"encoderlab: error: {marker} is damaged ({problem}); delete {marker.parent} and run the study again, which redoes "
+        f"{name}"
+    )
+    assert_unchanged(before)

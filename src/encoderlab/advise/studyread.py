@@ -4,7 +4,10 @@ The study package is evolving, so this reader depends on as little of it as poss
 file: `graph.json` (node name -> key, to skip markers of superseded nodes), each node's `node.json`
 marker (kind, config, deps, result), and a pretraining node's run folder (`run/config.yaml`, the
 resolved RunConfig; `run/metrics.jsonl`, the per-step records). Of `encoderlab.study` only the
-marker's reader is imported (`study/marker.py`, which imports nothing of the study). One observation per finished pretraining node trained from scratch:
+marker's reader is imported (`study/marker.py`, which imports nothing of the study), with its check of an
+eval node's record (`eval_damage`: a score NaN, null or missing, a test split dropped), which the report's
+reader runs too, so both refuse a hand-damaged node.json in one line. One observation per finished
+pretraining node trained from scratch:
 
 * schedule: the run config's phases (objective, steps, mask ratio) as shares of the run; a CLM-then-MLM
   run's CLM share as the study asked for it (study.json, the study's record: its `clm_fraction`) where its
@@ -44,7 +47,7 @@ from encoderlab.advise.ladder import (
 from encoderlab.advise.stepshares import StepSplit, settle
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
-from encoderlab.study.marker import NodeMarker
+from encoderlab.study.marker import NodeMarker, damaged_node, eval_damage
 
 FINETUNE = "finetune:"
 """Prefix of a fine-tuning metric read from a study's eval nodes (`finetune:TASK`)."""
@@ -203,6 +206,8 @@ def _finetune_score(nodes: dict[str, _Node], pretrain: str, task: str) -> tuple[
     if not evals:
         return None
     records = [from_dict(EvalRecord, n.result, f"{n.folder}/node.json") for n in evals]
+    if (bad := eval_damage(records)) is not None:  # a score or split edited away: select_lr's traceback
+        raise damaged_node(evals[bad[0]].folder, evals[bad[0]].name, bad[1])
     setup = FinetuneSetup(
         task=",".join(sorted({r.task_signature for r in records})),
         lrs=tuple(sorted({float(r.lr) for r in records})),

@@ -23,11 +23,11 @@ from typing import Any
 
 from encoderlab import jsonlines
 from encoderlab.errors import UserError, closest, file_in_the_way, problem_of
-from encoderlab.eval.summary import EvalRecord, ModelSummary, missing_split, summarize_runs
+from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
 from encoderlab.outdir import study_folder_above
 from encoderlab.paths import typed
 from encoderlab.study.graph import Node
-from encoderlab.study.marker import NodeMarker
+from encoderlab.study.marker import NodeMarker, damaged_node, eval_damage
 from encoderlab.study.nodeconfig import EvalNode, PretrainNode
 from encoderlab.study.outputs import read_node_outputs
 from encoderlab.study.runner import read_marker
@@ -186,18 +186,11 @@ class StudyData:
         for n in self.nodes:
             if n.kind == "eval" and n.name in self.markers:
                 node, record = EvalNode.of(n), self._typed_result(EvalRecord, n)
-                if (bad := record.non_finite()) is not None:  # its seeds' tests would depend on their order
-                    raise self.damaged(
-                        n, f"a score that is not a number, {bad}, which evaluation never writes"
-                    )
                 out.append(StudyEval(node.model, node.step, record, node.task_files))
                 done.append(n)
-        if (gap := missing_split([e.record for e in out])) is not None:  # every split is written: edited
-            raise self.damaged(
-                done[gap[0]],
-                f"no test split {gap[1]}, which the other runs of task {out[gap[0]].record.task} have and "
-                "evaluation always writes",
-            )
+        # a NaN score, or a split dropped: edited by hand (advise reads eval nodes through the same check)
+        if (bad := eval_damage([e.record for e in out])) is not None:
+            raise self.damaged(done[bad[0]], bad[1])
         return out
 
     def _typed_result(self, cls: type, node: Node) -> Any:
@@ -213,16 +206,11 @@ class StudyData:
     def damaged(self, node: Node, problem: str) -> UserError:
         """The error for a finished node whose node.json holds `problem`: the file, and the rerun that
         redoes the node."""
-        from encoderlab.study.marker import MARKER
         from encoderlab.study.runner import node_dir
 
         if self.folder is None:
             return UserError(f"node {node.name}: {problem}")
-        folder = node_dir(self.folder, node)
-        return UserError(
-            f"{folder / MARKER} is damaged ({problem}); delete {folder} and run the study again, which "
-            f"redoes {node.name}"
-        )
+        return damaged_node(node_dir(self.folder, node), node.name, problem)
 
     def result_of(self, name: str) -> dict:
         """The result of node `name`; empty while it has not finished."""

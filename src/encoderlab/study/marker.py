@@ -4,15 +4,24 @@ The runner writes it atomically after the node's outputs (`study/runner.py`), so
 only truth about a node; the study's report (`study/data.py`) and `encoderlab advise`
 (`advise/studyread.py`, which reads study folders without the rest of the study package) read it
 through `NodeMarker.load`. A marker that cannot be read whole counts as no marker: the node runs again.
+A marker read whole whose result evaluation cannot have written (`eval_damage`) is refused by both readers
+in the one line `damaged_node` words, so the report and advise say the same of the same file: the check lives
+here, beside the reader they share, rather than in `study/data.py`, which advise does not import.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from encoderlab import jsonlines
+from encoderlab.errors import UserError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from encoderlab.eval.summary import EvalRecord
 
 MARKER = "node.json"
 
@@ -62,3 +71,30 @@ class NodeMarker:
         if not all(isinstance(m, dict) for m in (marker.config, marker.result, marker.compute)):
             raise ValueError("not a node marker (config, result or compute is not a mapping)")
         return marker
+
+
+def damaged_node(folder: Path, name: str, problem: str) -> UserError:
+    """The refusal of finished node `name` (its folder `folder`) whose node.json holds `problem`: the file, and
+    the rerun that redoes the node."""
+    return UserError(
+        f"{folder / MARKER} is damaged ({problem}); delete {folder} and run the study again, which redoes {name}"
+    )
+
+
+def eval_damage(records: Sequence[EvalRecord]) -> tuple[int, str] | None:
+    """The first of finished eval nodes' records (its index in `records`) holding what evaluation never writes,
+    with what, as `damaged_node` words it; None when none does: a score that is not a number (NaN, null or missing:
+    `EvalRecord.non_finite`), then a test split the other runs of its task have (`missing_split`). Read, either
+    was a KeyError or TypeError traceback from `select_lr`, or a NaN that made the paired tests depend on the
+    order of the seeds."""
+    from encoderlab.eval.summary import missing_split
+
+    for i, record in enumerate(records):
+        if (bad := record.non_finite()) is not None:
+            return i, f"a score that is not a number, {bad}, which evaluation never writes"
+    if (gap := missing_split(records)) is not None:
+        return gap[0], (
+            f"no test split {gap[1]}, which the other runs of task {records[gap[0]].task} have and evaluation "
+            "always writes"
+        )
+    return None
