@@ -15,8 +15,16 @@ from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: 
 from tests.data.prepare_fixtures import prepared_bytes
 
 from encoderlab.data import tokenizer as tokenizers
+from encoderlab.data import txtscans
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 from encoderlab.data.sources import SourceConfig
+
+
+@pytest.fixture(autouse=True)
+def _remembered_at_once(monkeypatch):
+    """The tokenizers here were just written: remembered at once, not after `txtscans.SETTLE_NS` (whose own
+    test is the last one)."""
+    monkeypatch.setattr(txtscans, "SETTLE_NS", 0)
 
 
 def _counted(monkeypatch) -> tuple[list, list]:
@@ -97,3 +105,25 @@ def test_only_the_latest_reads_are_kept(tmp_path, monkeypatch, tokenizer_dir):  
     tokenizers.held_tokenizer(folders[-1])  # still held: not read again
     tokenizers.held_tokenizer(folders[0])  # let go of: read again
     assert loads == [str(folders[0])]
+
+
+def test_a_tokenizer_saved_again_within_its_filesystems_tick_is_read_again(
+    tmp_path,
+    monkeypatch,
+    tokenizer_dir,  # noqa: F811 (fixture)
+):
+    # on a filesystem of coarse times (1 s; FAT's 2 s) a save just after a read can leave every stat as it was
+    # (size too, here); the read was remembered and the old tokenizer's hash served for the new files (found
+    # by review, 2026-12-07). A read is remembered only once every file's last change lies SETTLE_NS before.
+    import time
+
+    monkeypatch.setattr(txtscans, "SETTLE_NS", 2_000_000_000)
+    tok = shutil.copytree(tokenizer_dir, tmp_path / "tok")
+    second = time.time_ns() // 10**9 * 10**9  # this second, as a 1 s filesystem stamps every write in it
+    coarse = ((0, str(tok / "tokenizer.json"), 1, 2, 3, second, second),)
+    monkeypatch.setattr(tokenizers, "tree_stats", lambda folder: coarse)  # the save moves no stat
+    before = tokenizers.held_tokenizer(tok).digest
+    changed = tokenizers.load_tokenizer(tok)
+    changed.add_tokens(["zzzextra"])
+    changed.save_pretrained(tok)
+    assert tokenizers.held_tokenizer(tok).digest != before  # was: the first read's hash

@@ -166,8 +166,10 @@ def test_the_recheck_reads_the_files_again_only_when_their_stats_moved(tmp_path,
     """The graph's read is reused while no file under the folder moved; a same-size rewrite with its mtime put
     back moves the ctime, so it is read again and its new identity found."""
     import encoderlab.data.filerecords as filerecords
+    from encoderlab.data import txtscans
     from encoderlab.study.needs import model_identity
 
+    monkeypatch.setattr(txtscans, "SETTLE_NS", 0)  # the folders were just written: remembered at once here
     real, hashed = filerecords.sha256_of, []
     monkeypatch.setattr(filerecords, "sha256_of", lambda p, limit=None: hashed.append(p) or real(p, limit))
     model_folder(tmp_path / "model", seed=0)
@@ -182,6 +184,26 @@ def test_the_recheck_reads_the_files_again_only_when_their_stats_moved(tmp_path,
     assert weights.stat().st_size == st.st_size
     os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert model_identity(source) != first and weights in hashed
+
+
+def test_a_model_saved_again_within_its_filesystems_tick_is_read_again(tmp_path, monkeypatch):
+    """On a filesystem of coarse times (1 s; FAT's 2 s) a same-size save just after the read can leave every stat
+    as it was; the read was reused and the old identity served for the new weights (found by review,
+    2026-12-07). A read is reused only once every file's last change lay `txtscans.SETTLE_NS` before it."""
+    import time
+
+    from encoderlab.study import localmodels
+    from encoderlab.study.needs import model_identity
+
+    model_folder(tmp_path / "model", seed=0)
+    model_folder(tmp_path / "other", seed=1)
+    source, weights = str(tmp_path / "model"), tmp_path / "model" / "model.safetensors"
+    second = time.time_ns() // 10**9 * 10**9  # this second, as a 1 s filesystem stamps every write in it
+    coarse = ((0, str(weights), 1, 2, 3, second, second),)
+    monkeypatch.setattr(localmodels, "tree_stats", lambda folder: coarse)  # the save moves no stat
+    first = model_identity(source)
+    weights.write_bytes((tmp_path / "other" / "model.safetensors").read_bytes())
+    assert model_identity(source) != first  # was: the first read's identity
 
 
 def test_a_cka_node_refuses_a_model_compared_as_is_replaced_since_the_graph_was_built(tmp_path):

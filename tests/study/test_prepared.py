@@ -259,8 +259,10 @@ def test_the_datasets_tokenizer_is_loaded_again_only_when_its_files_moved(tmp_pa
     Its hash is now reused while no file under its folder moved; one saved again since is read again, and a
     folder of the old tokenizer is refused as before."""
     from encoderlab.data import tokenizer as tokenizers
+    from encoderlab.data import txtscans
     from encoderlab.study.prepared import check_tokenizer
 
+    monkeypatch.setattr(txtscans, "SETTLE_NS", 0)  # the tokenizer was just written: remembered at once here
     tok = _bpe(tmp_path)
     meta = {"recipe": {"tokenizer_hash": tokenizers.tokenizer_hash(tokenizers.load_tokenizer(tok))}}
     real, loads = tokenizers.load_tokenizer, []

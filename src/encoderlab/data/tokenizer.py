@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from encoderlab.data.hubmodels import (
     model_mirror,
 )
 from encoderlab.data.localpath import check_source
-from encoderlab.data.txtscans import tree_stats
+from encoderlab.data.txtscans import settled, tree_stats
 from encoderlab.errors import UserError, first_line
 
 log = logging.getLogger(__name__)
@@ -241,6 +242,7 @@ def held_tokenizer(name_or_path: str | Path) -> HeldTokenizer:
     from encoderlab.data.packed import call_settings
 
     folder = tokenizer_folder(name_or_path)  # the folder `load_tokenizer` reads; refuses a typo the same way
+    taken = time.time_ns()
     stats = tree_stats(folder) if folder is not None else None
     key = (str(name_or_path), str(folder))
     if stats is not None and (held := _HELD.get(key)) is not None and held[0] == stats:
@@ -248,7 +250,7 @@ def held_tokenizer(name_or_path: str | Path) -> HeldTokenizer:
     tok = load_tokenizer(name_or_path)
     state = json.loads(tok.backend_tokenizer.to_str())  # parsed once: the 128k vocabulary's is not free
     read = HeldTokenizer(tok, tokenizer_hash(tok, dict(state)), str(tok.name_or_path), call_settings(state))
-    if stats is not None:
+    if stats is not None and settled(stats, taken):  # a folder saved moments ago is read again next time
         _HELD.pop(key, None)  # re-inserted last: the oldest read is the first key
         _HELD[key] = (stats, read)
         while len(_HELD) > HELD_MOST:

@@ -77,6 +77,22 @@ def tree_stats(folder: str | os.PathLike) -> tuple:
     return tuple(keys)
 
 
+SETTLE_NS = 2_000_000_000
+"""How long before a read every file's last change must lie for the read to be remembered under `tree_stats`
+(`settled`): the coarsest file times in use (FAT's 2 s)."""
+
+
+def settled(stats: tuple, taken_ns: int) -> bool:
+    """Whether every file of `stats` (`tree_stats`, taken at `taken_ns`, before a read) last changed at least
+    `SETTLE_NS` earlier, so a memory of the read may be kept under them. On a filesystem of coarse times (1 s,
+    FAT's 2 s) a same-size save within the tick of the read moves no stat, and the old read would be served for
+    the new bytes (git's "racily clean" index entries, the same fault); a folder saved moments ago is read
+    again next time instead."""
+    return all(
+        len(k) < 7 or max(k[5], k[6]) <= taken_ns - SETTLE_NS for k in stats
+    )  # a dangling link: its name
+
+
 def recalled(key: list) -> Verdict | None:
     """The verdict remembered under `key`, or None (never scanned as it is now, or unreadable memory)."""
     try:

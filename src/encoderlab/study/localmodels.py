@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from encoderlab.data.txtscans import tree_stats
+from encoderlab.data.txtscans import settled, tree_stats
 from encoderlab.errors import UserError
 from encoderlab.paths import typed
 
@@ -60,6 +61,9 @@ class ModelRead:
     """{file relative to `folder`: its sha256}, in the order the identity digests them (`file_digests`)."""
     stats: tuple
     """The stat identity of every file under `folder`, taken before the bytes were read (`tree_stats`)."""
+    trusted: bool = True
+    """Whether the read may be reused while `stats` stay (`txtscans.settled`): not for a folder saved within
+    the file times' tick of the read. Kept either way, so its nodes get its digests (`model_files`)."""
 
 
 _READS: dict[tuple[str, bool], ModelRead] = {}
@@ -82,13 +86,14 @@ def read_model(source: str, start: bool = False) -> ModelRead | None:
 
     real = (os.path.realpath(folder), start)
     folder = start_model_folder(str(folder)) if start else own_model_folder(folder) or folder
+    taken = time.time_ns()
     stats = tree_stats(folder)
     known = _READS.get(real)
-    if known is not None and known.stats == stats and known.folder == folder:
+    if known is not None and known.trusted and known.stats == stats and known.folder == folder:
         return known
     what = f"start model {source}, which the study reads"
     files = file_digests(folder, read_files(folder, folder_tokenizer(folder)), what)
-    _READS[real] = ModelRead(folder, identity_of(files), files, stats)
+    _READS[real] = ModelRead(folder, identity_of(files), files, stats, settled(stats, taken))
     return _READS[real]
 
 
