@@ -15,7 +15,10 @@ uncreatable parent or an existing file that is not a previous result of that com
 keys its result always has, `json_result_with`) is refused before the (long) work starts. A command
 that can still fail after it created its folder (a task's data turns out empty after the model
 loaded) uses `output_folder`, which removes the folder again when it holds nothing but the marker,
-with the parent folders it had to create (`missing_folders`).
+with the parent folders it had to create (`missing_folders`). A command that makes its folder before its
+checks (a study: to hold its lock while it checks and fetches) calls `undo_output` itself when it is refused
+or interrupted (Ctrl-C during a fetch left an empty study folder), with the entries it wrote that are worth
+nothing alone; a folder that was there before, or holds any work, is never removed.
 
 A folder inside a study folder (a parent holding `study.json`, `runs/a/nodes/foo`) is that study's:
 `study status runs/a` listed what another command wrote there as a leftover of an earlier version, to
@@ -373,10 +376,27 @@ def output_folder(path: Path | str, kind: str, scratch: Sequence[str] = ()) -> I
     try:
         yield path
     except BaseException:
-        names = {p.name for p in path.iterdir()}
-        if made and MARKER in names and names <= {MARKER, *scratch}:
-            for name in scratch:  # the folder is new, so they are this run's
-                shutil.rmtree(path / name, ignore_errors=True)
-            (path / MARKER).unlink()
-            remove_folders(made)
+        undo_output(path, made, scratch)
         raise
+
+
+def undo_output(path: Path, made: list[Path], own: Sequence[str] = ()) -> None:
+    """Remove the folder `path` again, with the parents it needed, when this command made it (`made`: its
+    `missing_folders`, taken before) and it holds nothing but the marker and `own`, entries this command wrote
+    that are worth nothing alone. A folder that was there before, or that holds anything else (results,
+    another process's lock), is left as it is."""
+    if not made:
+        return
+    try:
+        names = {p.name for p in path.iterdir()}
+    except OSError:
+        names = set()  # not made after all (its mkdir failed): its parents may still be new
+    if not names <= {MARKER, *own}:
+        return
+    for name in names:  # the folder is new, so they are this command's
+        entry = path / name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+    remove_folders(made)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from tests.reliability.hostile_world import TINY_RUN
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab import cli, interrupts
 from encoderlab.train import checkpoint as ckpt
@@ -163,6 +164,31 @@ def test_sigterm_stops_a_study_and_its_workers_at_once(tmp_path, started):
     assert err.strip().splitlines()[-1] == LINE and "Traceback" not in err, err
     assert set(out.rglob("node.json")) == markers, "the study waited for its running nodes to finish"
     assert not [w for w in workers if _alive(w)], "a worker outlived the study"
+
+
+def test_ctrl_c_while_a_study_fetches_its_assets_leaves_nothing_behind(tmp_path, monkeypatch, started):
+    """Ctrl-C 2 to 3.5 s into `study run paper1-pfs --scale demo --out st`, while its assets were fetched, exited
+    130 and left an empty st/ that was not there before. The signal is sent once the fetch has begun, not after
+    a delay; the fetch never ends by itself."""
+    world, ready = tmp_path / "world", tmp_path / "ready"
+    world.mkdir()
+    monkeypatch.chdir(world)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(world / "home"))
+    before = world_state(world)
+    out = world / "new" / "st"  # its parent is made too, and must go as well
+    proc = started(
+        [sys.executable, str(SCRIPT), "fake-study-fetching", "--out", str(out), "--ready", str(ready)],
+        env={**_env(), "ENCODERLAB_HOME": str(world / "home")},
+        cwd=world,
+        stdout=subprocess.DEVNULL,
+    )
+    _wait_for(ready.exists, proc, "fetch")
+    assert out.is_dir()  # the folder holding the lock while the study fetches
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == LINE and "Traceback" not in err, err
+    assert_unchanged(before)  # was: an empty st/ (and new/) left behind
 
 
 def _children(pid: int) -> list[int]:

@@ -59,8 +59,8 @@ from encoderlab.outdir import (
     check_output,
     create_output,
     missing_folders,
-    remove_folders,
     study_node,
+    undo_output,
 )
 from encoderlab.paths import typed
 from encoderlab.study.absent import resumed_graph
@@ -74,6 +74,7 @@ from encoderlab.study.workers import node_pool, worker_slot
 from encoderlab.words import count, noun
 
 LOCK = ".study.lock"
+GRAPH = "graph.json"
 STUDY_KIND = "study"
 """The ownership-marker kind of a study folder (`encoderlab.outdir`)."""
 
@@ -436,6 +437,17 @@ def run_study(
     study_dir = check_study_out(spec, study_dir)
     made = missing_folders(study_dir)  # the folder and its parents, removed again if the study is refused
     try:
+        _make_study_dir(study_dir)
+        return _run_locked(spec, study_dir, backend, fetch=fetch, progress=progress, jobs=jobs)
+    except BaseException:
+        # refused or interrupted (Ctrl-C during a fetch) before a node started: a folder this run made goes,
+        # with its parents; one holding a node's work, or made by the user, stays (`outdir.undo_output`)
+        undo_output(study_dir, made, (STUDY_RECORD, GRAPH))
+        raise
+
+
+def _make_study_dir(study_dir: Path) -> None:
+    try:
         study_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(
@@ -443,12 +455,6 @@ def run_study(
         ) from None
     if not os.access(study_dir, os.W_OK):
         raise UserError(f"study folder {study_dir} is not writable; choose a writable --out")
-    try:
-        return _run_locked(spec, study_dir, backend, fetch=fetch, progress=progress, jobs=jobs)
-    except UserError:
-        # refused before writing: the folders made only to hold the lock go (if still empty)
-        remove_folders(made)
-        raise
 
 
 def check_study_out(spec: StudySpec, study_dir: Path) -> Path:
@@ -492,7 +498,7 @@ def _run_locked(
         create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
         write_json_atomic(study_dir / STUDY_RECORD, to_dict(spec))
         write_json_atomic(
-            study_dir / "graph.json",
+            study_dir / GRAPH,
             [
                 {"name": n.name, "kind": n.kind, "key": n.key, "config": n.config, "deps": list(n.deps)}
                 for n in graph
