@@ -233,6 +233,23 @@ ARGUMENT_CASES = [
         "bench data --source {w}/texts.txt --repeats 0",
         r"--repeats must be >= 1, got 0",
     ),
+    (  # these three were accepted, and started a corpus and runs of unbounded size
+        "bench-data-scale-past-disk",
+        "bench data --source {w}/texts.txt --scale 99999999999999999999 --work {w}/bench",
+        r"--scale 99999999999999999999 copies the corpus \(\d+ bytes\) 100000000000000000000 times, more than "
+        r"the \d+ bytes free on the disk of --work .*/bench; at most --scale \d+ fits, or choose a --work on a "
+        r"larger disk$",
+    ),
+    (
+        "bench-data-repeats-too-many",
+        "bench data --source {w}/texts.txt --repeats 99999999999999999999",
+        r"--repeats must be <= 100 \(the fastest is kept; a few suffice\), got 99999999999999999999$",
+    ),
+    (
+        "bench-data-workers-past-cpus",
+        "bench data --source {w}/texts.txt --workers 99999999999999999999",
+        r"--workers must be <= \d+ \(the CPUs of this machine; 0 uses all cores\), got 99999999999999999999$",
+    ),
     (
         "txt-source-text-field",
         "data tokenizer --source {w}/texts.txt#text_field=body --out {w}/t",

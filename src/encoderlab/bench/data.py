@@ -383,23 +383,55 @@ def _machine() -> dict:
     }
 
 
+MAX_REPEATS = 100
+"""Most runs per measurement: the fastest of a few is already the machine's best; each repeat runs all
+eight measurements again and keeps its outputs in the work folder."""
+
+
 def _check(b: DataBench) -> None:
     """Numbers the measurements cannot use, refused before the work folder is made (a temporary one
-    was left behind by every refusal, and --repeats 0 was a TypeError traceback)."""
+    was left behind by every refusal, and --repeats 0 was a TypeError traceback). --workers past the
+    CPUs and --repeats past `MAX_REPEATS` were accepted at any size (99999999999999999999)."""
     from encoderlab.data.tokenizer_training import min_vocab_size
 
-    for flag, value, least in (
-        ("--repeats", b.repeats, 1),
-        ("--scale", b.scale, 1),
-        ("--workers", b.workers, 0),
+    cpus = os.cpu_count() or 1
+    for flag, value, least, most, why in (
+        ("--repeats", b.repeats, 1, MAX_REPEATS, "the fastest is kept; a few suffice"),
+        ("--scale", b.scale, 1, None, ""),
+        ("--workers", b.workers, 0, cpus, "the CPUs of this machine; 0 uses all cores"),
     ):
         if value < least:
             raise UserError(
                 f"{flag} must be >= {least}, got {value}" + ("; 0 uses all cores" if least == 0 else "")
             )
+        if most is not None and value > most:
+            raise UserError(f"{flag} must be <= {most} ({why}), got {value}")
     if b.tokenizer is None and b.vocab_size < min_vocab_size():
         raise UserError(
             f"--vocab-size must be >= {min_vocab_size()} for the byte-level BPE trained, got {b.vocab_size}"
+        )
+
+
+def _check_disk(b: DataBench, source: SourceConfig) -> None:
+    """--scale whose corpus copies (the corpus once and `scale` times, `_corpus_jsonl`) cannot fit the free
+    space of the work folder's disk, refused before anything is written: any --scale was accepted, and
+    99999999999999999999 wrote until the disk was full. Counted from the corpus as it is copied; the
+    measurements' outputs need more besides, which a full disk still refuses on its own."""
+    size = sum(
+        len(json_text({"id": f"{d.id}#0", "text": d.text}).encode()) + 1
+        for d in iter_documents(source, on_error="refuse")
+    )
+    where = Path(b.work).absolute() if b.work is not None else Path(tempfile.gettempdir())
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    if size and size * (b.scale + 1) > free:
+        most = free // size - 1
+        named = f"--work {b.work}" if b.work is not None else f"the temporary folder {where}"
+        fix = f"at most --scale {most} fits" if most >= 1 else "free space"
+        raise UserError(
+            f"--scale {b.scale} copies the corpus ({size} bytes) {b.scale + 1} times, more than the {free} bytes "
+            f"free on the disk of {named}; {fix}, or choose a --work on a larger disk"
         )
 
 
@@ -416,6 +448,7 @@ def bench_data(b: DataBench = DataBench()) -> dict:
         # loaded here too (not timed) so that a missing or damaged tokenizer is one line before the work
         # folder is made: in the first measuring subprocess it was a RuntimeError traceback after the copies
         load_tokenizer(b.tokenizer)
+    _check_disk(b, source)
     workers = b.workers or default_workers()
     from encoderlab.outdir import MARKER, missing_folders
 
