@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from fake_study import backend, small_spec
+from tests.study.fake_study import backend, small_spec
 
 from encoderlab.data import assets
 from encoderlab.outdir import MARKER
