@@ -229,6 +229,53 @@ def test_no_test_module_imports_another_modules_private_name():
     assert not errors, "private names imported across test modules:\n" + "\n".join(errors)
 
 
+def bare_cross_folder_imports(root: Path = TESTS) -> list[str]:
+    """Every bare import of a test helper kept in another test folder (`from fake_study import ...` in
+    tests/reliability), as 'file:line: module (in folder)', unless the file puts a folder on sys.path itself.
+    pytest puts a test file's own folder on sys.path, and another one only once a test of that folder ran in
+    the same process: under `-n 2 --dist loadfile` such an import worked or failed by which worker got the
+    file (CI's collection error in tests/reliability/test_interrupted_study.py, 2026-12-07)."""
+    errors, files = [], sorted(root.rglob("*.py"))
+    homes: dict[str, list[Path]] = {}
+    for p in files:
+        homes.setdefault(p.stem, []).append(p.parent)
+    for path in files:
+        if "sys.path" in path.read_text(encoding="utf-8"):  # its own folders (a script, a hub fixture's)
+            continue
+        for node in _read_nodes(path):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                folders = homes.get(name.split(".")[0], [])
+                if folders and name.split(".")[0] != root.name and path.parent not in folders:
+                    where = ", ".join(str(f.relative_to(root.parent)) for f in folders)
+                    errors.append(f"{path.relative_to(root.parent)}:{node.lineno}: {name} (in {where})")
+    return errors
+
+
+def test_a_test_helper_of_another_folder_is_imported_by_its_package_path():
+    errors = bare_cross_folder_imports()
+    assert not errors, "import these as tests.<folder>.<module>:\n" + "\n".join(errors)
+
+
+def test_a_bare_import_from_another_test_folder_is_named(tmp_path):
+    root = tmp_path / "tests"
+    for folder in ("study", "reliability"):
+        (root / folder).mkdir(parents=True)
+    (root / "study" / "fake_study.py").write_text("X = 1\n")
+    (root / "study" / "test_own.py").write_text("from fake_study import X\n")
+    (root / "reliability" / "test_other.py").write_text(
+        "from fake_study import X\nfrom tests.study.fake_study import X\n"
+    )
+    assert bare_cross_folder_imports(root) == [
+        "tests/reliability/test_other.py:1: fake_study (in tests/study)"
+    ]
+
+
 @pytest.mark.parametrize(
     "code,expected",
     [
