@@ -15,12 +15,12 @@ import dataclasses
 
 import pytest
 from tests.eval.conftest import held_bytes, qa_examples
-from tests.eval.qa_fixtures import qa_task, tiny_bert_adapter
+from tests.eval.qa_fixtures import assert_fine_tunes_alike, qa_task
 
 from encoderlab.errors import UserError
 from encoderlab.eval import qa, tokenids
 from encoderlab.eval.batching import Prepared
-from encoderlab.eval.finetune import prepare, run_one
+from encoderlab.eval.finetune import prepare
 from encoderlab.eval.spec import FinetuneConfig, QAOptions, Task, TaskData
 
 CFG = FinetuneConfig(batch_size=8, micro_batch_size=4, max_steps=10, warmup_ratio=0.1)
@@ -72,10 +72,7 @@ def test_qa_fine_tuning_on_compact_splits_is_bit_identical(
     assert _rows(new.val[1]) == old.val[1] and _rows(new.tests["test"][1]) == old.tests["test"][1]
     assert ("segment_ids" in new.train[0]) is typed
     assert any(o is None for o in new.val[1][0]["offsets"])  # the question's, read back as None
-    net = tiny_bert_adapter(len(tok)) if typed else model
-    runs = [run_one(task, net, tok, p, lr=2e-3, seed=3) for p in (old, new)]
-    assert runs[0]["final_loss"] > 0
-    assert runs[1] == runs[0]  # every loss-derived figure, score and prediction, bit for bit
+    assert_fine_tunes_alike(task, model, tok, old, new, typed)
 
 
 def test_a_compact_split_refuses_as_the_lists_did_naming_the_longest_question(tokenizer, monkeypatch):

@@ -15,12 +15,12 @@ import dataclasses
 
 import pytest
 from tests.eval.conftest import held_bytes, qa_examples
-from tests.eval.qa_fixtures import qa_task, tiny_bert_adapter
+from tests.eval.qa_fixtures import assert_fine_tunes_alike, qa_task
 
 from encoderlab.errors import UserError
 from encoderlab.eval import answer_tagger, tokenids
 from encoderlab.eval.batching import Prepared
-from encoderlab.eval.finetune import prepare, run_one
+from encoderlab.eval.finetune import prepare
 from encoderlab.eval.spec import FinetuneConfig, QAOptions, Task, TaskData
 
 CFG = FinetuneConfig(batch_size=8, micro_batch_size=4, max_steps=10, warmup_ratio=0.1)
@@ -65,10 +65,7 @@ def test_tagger_fine_tuning_on_compact_splits_is_bit_identical(
     assert _rows(new.val) == old.val and _rows(new.tests["test"]) == old.tests["test"]
     assert ("segment_ids" in new.train[0]) is typed
     assert any(f["gold"] for f in old.train) and any(not f["gold"] for f in old.train)
-    net = tiny_bert_adapter(len(tok)) if typed else model
-    runs = [run_one(task, net, tok, p, lr=2e-3, seed=3) for p in (old, new)]
-    assert runs[0]["final_loss"] > 0
-    assert runs[1] == runs[0]  # every loss-derived figure, score and prediction, bit for bit
+    assert_fine_tunes_alike(task, model, tok, old, new, typed)
 
 
 def test_a_compact_tagger_split_refuses_as_the_lists_did_naming_the_longest_question(tokenizer, monkeypatch):

@@ -38,15 +38,9 @@ def _record(seed: int, score: float, split_score: float | None = None) -> dict:
 def test_a_non_finite_score_is_refused_naming_the_file_line_and_fix(tmp_path, scores, line, said):
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(_record(seed, s)) + "\n" for seed, s in enumerate(scores)) + '{"torn')
-    before = path.read_bytes()
-    for repair in (True, False):  # eval's cache, and `analyze curves` reading an input
-        with pytest.raises(UserError) as err:
-            ResultsStore(path, repair=repair)
-        assert str(err.value) == (
-            f"{path} line {line} holds a score that is not a number ({said}), which evaluation never writes; "
-            "restore that line from a copy, or delete it (`encoderlab eval` then runs it again)"
-        )
-    assert path.read_bytes() == before  # refused before the torn last line was cut
+    _refused_both_ways(
+        path, f"{path} line {line} holds a score that is not a number ({said}), which evaluation never writes"
+    )
 
 
 def test_a_non_finite_score_of_a_test_split_is_refused_too(tmp_path):
@@ -94,12 +88,19 @@ def test_a_test_split_dropped_from_one_seeds_line_is_refused_naming_the_line_and
         r["test"]["ood"] = {"accuracy": 40.0}
     del records[1]["test"]["ood"]
     path.write_text("".join(json.dumps(r) + "\n" for r in records) + '{"torn')
+    _refused_both_ways(
+        path,
+        f"{path} line 2 has no test split ood, which the other runs of task t have and evaluation always writes",
+    )
+
+
+def _refused_both_ways(path, problem: str) -> None:
+    """`ResultsStore` refuses `path` with `problem` and the fix, by eval's cache (repair) and by `analyze
+    curves` reading an input alike, before the torn last line is cut."""
     before = path.read_bytes()
     for repair in (True, False):
         with pytest.raises(UserError) as err:
             ResultsStore(path, repair=repair)
-        assert str(err.value) == (
-            f"{path} line 2 has no test split ood, which the other runs of task t have and evaluation always "
-            "writes; restore that line from a copy, or delete it (`encoderlab eval` then runs it again)"
-        )
-    assert path.read_bytes() == before  # refused before the torn last line was cut
+        fix = "restore that line from a copy, or delete it (`encoderlab eval` then runs it again)"
+        assert str(err.value) == f"{problem}; {fix}"
+    assert path.read_bytes() == before
