@@ -391,8 +391,8 @@ def test_a_label_column_marking_a_row_not_relevant_is_refused(tmp_path, capsys, 
         (
             f"task file {path}: train split, line 5 of train.jsonl: column 'label' holds 0, but it is not read: "
             "every row of an IR task file is read as a relevant (query, document) pair of grade 1; keep only the "
-            "relevant rows and drop the column (graded or non-relevant judgments: a BEIR folder's qrels, "
-            "`data: {beir: FOLDER}`)"
+            "relevant rows and drop the column (a hub dataset: save its splits as .jsonl files first, with "
+            "`datasets`' to_json; graded or non-relevant judgments: a BEIR folder's qrels, `data: {beir: FOLDER}`)"
         ),
         capsys,
         monkeypatch,

@@ -194,8 +194,9 @@ def refuse_relevance_columns(
                 raise UserError(
                     f"{where}: {places[split].of(split, i)}: column {column!r} holds {cells[i]!r}, but it is not "
                     "read: every row of an IR task file is read as a relevant (query, document) pair of grade 1; "
-                    "keep only the relevant rows and drop the column (graded or non-relevant judgments: a BEIR "
-                    "folder's qrels, `data: {beir: FOLDER}`)"
+                    "keep only the relevant rows and drop the column (a hub dataset: save its splits as .jsonl "
+                    "files first, with `datasets`' to_json; graded or non-relevant judgments: a BEIR folder's "
+                    "qrels, `data: {beir: FOLDER}`)"
                 )
 
 
