@@ -142,15 +142,11 @@ def _finite(value) -> bool:
 
 def _said(value) -> str:
     """A score as the refusal names it: nan, inf, null or missing (a split's), or the JSON value written."""
-    return (
-        "missing"
-        if value is _MISSING
-        else "null"
-        if value is None
-        else repr(value)
-        if isinstance(value, str)
-        else str(value)
-    )
+    if value is _MISSING:
+        return "missing"
+    if value is None:
+        return "null"
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def missing_split(records: Sequence[EvalRecord]) -> tuple[int, str] | None:
