@@ -11,7 +11,8 @@ a WordPiece vocabulary on a corpus.
 special tokens), which prepared data records so a model is never fed ids from another vocabulary.
 
 `held_tokenizer` loads and hashes a dataset's tokenizer once per process while no file under its folder moved
-(`txtscans.tree_stats`, taken before the read): `data prepare` and a study's check of a `--prepared` folder
+(`txtscans.tree_stats`, taken before the read; only a folder whose files last changed 2 s before it,
+`txtscans.settled`): `data prepare` and a study's check of a `--prepared` folder
 (`study/prepared.py`) each loaded and hashed it again, about a second for a paper's 128k vocabulary. Trade-off:
 the loaded tokenizer is shared, so its callers only read it (save, serialise, look ids up), never encode with
 it (a call's truncation and padding would stay in the object, `packed.call_settings`); a hub id still to

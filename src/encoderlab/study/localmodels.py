@@ -23,7 +23,9 @@ are hashed; when none of them moved, the read stands and the recheck is a walk o
 such as a new shard or tokenizer file, moves the walk too). A write moves mtime and ctime, and nothing sets a
 ctime back, so a copy that keeps times (`cp -p`, `rsync -a`), which `files_identity` alone would not trust by
 time, has another ctime or inode and is read again. What it cannot see: on a filesystem whose ctime is not a
-change time (FAT) or is coarser than the gap, a same-size rewrite with its mtime put back. The memory lives in
+change time (FAT), a same-size rewrite with its mtime put back; a same-size save within the tick of coarse
+file times is seen, as a read is reused only when every file last changed 2 s before it (`txtscans.settled`,
+`ModelRead.trusted`). The memory lives in
 one process only: a node run by a `--jobs` worker, which starts afresh, hashes the folder once per worker (then
 remembers it), and a new `study run` reads every folder again, as the graph's key must be of the bytes. The
 files' digests the graph read are handed to each node beside its key (`Node.aside`, `model_files`), so the
