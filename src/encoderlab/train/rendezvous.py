@@ -7,9 +7,9 @@ Design
     rank that would never come: the join's whole timeout (30 minutes), then a traceback. Here the store is made as torch makes it (`_store`), and before
     the group forms each rank writes its WORLD_SIZE under a key of its own (`Launch.key`): the other ranks
     read rank 0's and rank 0 reads each peer's as it comes, and a difference is refused at once, on both sides
-    of it, naming both sizes (`WorldSizeDiffers`). Rank 0 learns who came from a counter each peer bumps
-    (`ARRIVALS`), blocking in the store's wait for the next arrival: a few requests per peer on rank 0's store
-    however long the peers take, where polling every peer's key made N*20 requests a second until all came. The group then forms on that store under the prefix the
+    of it, naming both sizes (`WorldSizeDiffers`). Rank 0 learns who came from the arrivals (`ARRIVALS`),
+    blocking in the store's wait for the next one: a few requests per peer on rank 0's store however long the
+    peers take, where polling every peer's key made N*20 requests a second until all came. The group then forms on that store under the prefix the
     env:// start gives it (`group_store`: `init_process_group(store=...)` adds none of its own), and with the
     libuv choice that start reads (USE_LIBUV=0 opts out of libuv's store server, as under env://).
   * A rank number can come twice: a stranger process (another launch on the same MASTER_ADDR:MASTER_PORT, or a
@@ -41,6 +41,19 @@ Design
     under the token it reads and waits for rank 0's welcome there; a peer that read a dead round's token (this
     round's rank 0 not yet come) hears none and reads the token again. Trade-off: a few store requests per peer
     every `RECHECK` while this round's rank 0 is late, in exchange for a round known to every rank alike.
+  * An arrival is a number from a counter (`store.add`) and the slot of that number, naming the rank. A peer that
+    died between counting and filling its slot (SIGKILL, the OOM killer) left rank 0 waiting on that slot for
+    the join's timeout, deaf to every arrival after it, and then forming the group with the dead rank, whose
+    WORLD_SIZE key it found. So a peer fills its slot only if it is still empty (`compare_set`, one request)
+    and then cancels every empty slot below its own (`_arrive`): rank 0 waits on a slot only while no later
+    arrival is filled, and takes as come only ranks whose slot it read. A live peer overtaken between its two
+    requests finds its slot cancelled and counts again. Trade-off: three requests more per peer (the slot below,
+    and each slot set again to wake rank 0's wait on torch's legacy store server, `_fill`), against a wait of the
+    join's timeout (30 minutes) and then gloo's; a hole stays only where the peer above it died too, between its
+    fill and its walk down.
+  * Both waits for the peers, for WORLD_SIZE and under torchrun's agent store for the round, arrive and read
+    the arrivals alike (`_arrive`, `_arrivals`); what rank 0 checks of each arrival differs and stays with each:
+    a WORLD_SIZE and a rank come twice (`_peers_agree`), or a welcome for a rank of this round (`_this_round`).
   * Trade-off: a rank 0 too loaded to write one key within `ANSWER_S` of opening its store would be taken for a
     stranger; a minute is far beyond what that takes, and far below the 30 minutes it replaces.
   * The waits run on `distributed._join_group`'s joining thread: its main thread enforces `Joining`'s deadline
@@ -54,6 +67,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -74,8 +88,12 @@ ROUND = "encoderlab/launch/round"
 RECHECK = timedelta(seconds=5)
 """How long a peer under torchrun's agent store waits for a welcome before it reads `ROUND` again."""
 
-ARRIVALS = "encoderlab/launch/arrivals"
-"""The store's counter of peers come so far (`store.add`): the n-th names its rank under `Launch.arrival(n)`."""
+ARRIVALS = "encoderlab/launch"
+"""Where the peers of a launch without torchrun's agent store arrive (`_arrive`): the counter `ARRIVALS/arrivals`,
+the n-th arrival's slot `ARRIVALS/arrival/n`, which names its rank."""
+
+CANCELLED = "-"
+"""What a slot holds, followed by the canceller's own number, once a later arrival cancelled it (`_arrive`)."""
 
 
 @dataclass(frozen=True)
@@ -107,10 +125,6 @@ class Launch:
     def claim(self, rank: int) -> str:
         """The counter each peer bumps for its rank: above 1, that rank number was taken twice (`RankTakenTwice`)."""
         return f"encoderlab/launch/claims/{rank}"
-
-    def arrival(self, number: int) -> str:
-        """The key naming the rank that came `number`th (1, 2, ...) to rank 0's store (`_peers_agree`)."""
-        return f"encoderlab/launch/arrival/{number}"
 
 
 class Joining:
@@ -189,7 +203,7 @@ def meet(launch: Launch, joining: Joining) -> Store:
         if not taken:  # a duplicate leaves the first's WORLD_SIZE as it is
             store.set(launch.key(launch.rank), str(launch.world_size))
         # after its key, which rank 0 reads once this names it; a duplicate arrives too, for rank 0 to see
-        store.set(launch.arrival(store.add(ARRIVALS, 1)), str(launch.rank))
+        _arrive(store, ARRIVALS, str(launch.rank))
         if taken:
             raise RankTakenTwice(launch, launch.rank, by_zero=False)
         # rank 0's own store holds it at once
@@ -228,34 +242,70 @@ def _this_round(store: Store, launch: Launch) -> str:
     """Under torchrun's agent store: the token of this round, the same on each of its ranks (module docstring).
     Rank 0 draws it and welcomes each peer that arrives under it; a peer that read an earlier round's token
     (its rank 0 dead, this round's not yet come) hears no welcome and reads the token again each `RECHECK`."""
+    deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
     if launch.rank == 0:
         token = uuid.uuid4().hex
         store.set(ROUND, token)
-        waiting, arrived = set(range(1, launch.world_size)), 0
-        deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
+        waiting, arrivals = set(range(1, launch.world_size)), _arrivals(store, f"{ROUND}/{token}", deadline)
         while waiting:  # past the join's timeout, the store's own error names the arrival not come
-            arrived += 1
-            key = f"{ROUND}/{token}/arrival/{arrived}"
-            store.wait([key], timedelta(seconds=max(deadline - time.monotonic(), 0.001)))
-            rank = int(store.get(key))
-            if rank in waiting:  # a peer that read the token again arrives again
-                waiting.discard(rank)
-                store.set(f"{ROUND}/{token}/welcome/{arrived}", "")
+            number, said = next(arrivals)
+            if int(said) in waiting:  # a peer that read the token again arrives again
+                waiting.discard(int(said))
+                store.set(f"{ROUND}/{token}/welcome/{number}", "")
         return token
-    token, deadline = "", time.monotonic() + JOIN_TIMEOUT.total_seconds()
+    token = ""
     while True:
         seen = store.get(ROUND).decode()  # some round's rank 0 wrote it (else the store's timeout)
         # welcomed by its arrival's number: a dead round's rank 0 welcomed only earlier ones
         if seen != token:
-            token, arrived = seen, store.add(f"{ROUND}/{seen}/arrivals", 1)
-            store.set(f"{ROUND}/{token}/arrival/{arrived}", str(launch.rank))
+            token, number = seen, _arrive(store, f"{ROUND}/{seen}", str(launch.rank))
         left = timedelta(seconds=max(deadline - time.monotonic(), 0.001))
         try:
-            store.wait([f"{ROUND}/{token}/welcome/{arrived}"], min(RECHECK, left))
+            store.wait([f"{ROUND}/{token}/welcome/{number}"], min(RECHECK, left))
             return token
         except DistStoreError:
             if left <= RECHECK:
                 raise  # the join's timeout: the store's own error, naming the welcome not come
+
+
+def _arrive(store: Store, where: str, said: str) -> int:
+    """A peer's arrival under `where`: its number, whose slot holds `said` (module docstring). The slot is filled
+    in the request that checks it empty, and every empty slot below it is then cancelled, so a slot whose peer
+    died between its count and its fill holds rank 0 back from no arrival after it; a live peer whose slot was
+    cancelled so (counted just before a later one filled) counts again."""
+    while True:
+        number = store.add(f"{where}/arrivals", 1)
+        if _fill(store, f"{where}/arrival/{number}", said) == said:
+            break
+    mark = f"{CANCELLED}{number}"  # its own, so that it knows which slots it cancelled itself
+    # down to the first slot it did not cancel: filled, or cancelled by a later arrival that goes on below it
+    for below in range(number - 1, 0, -1):
+        if _fill(store, f"{where}/arrival/{below}", mark) != mark:
+            break
+    return number
+
+
+def _fill(store: Store, slot: str, value: str) -> str:
+    """`value` into `slot` if it is empty (`compare_set`), and what the slot then holds, for good. Set again to
+    that: torch's legacy store server (USE_LIBUV=0) wakes no wait on a `compare_set`, and a wait on the slot is
+    rank 0's (`_arrivals`); a peer that filled it and died before this is woken for by the next one's walk."""
+    held = store.compare_set(slot, "", value).decode()
+    store.set(slot, held)  # the value it already holds: only the wake is new
+    return held
+
+
+def _arrivals(store: Store, where: str, deadline: float) -> Iterator[tuple[int, str]]:
+    """Rank 0: each arrival under `where` (`_arrive`), its number and what it said, in the order they came,
+    blocking in the store's wait for the next: a few requests per arrival however long the peers take (a poll
+    of every peer's key each 50 ms made N*20 a second). Past `deadline`, the store's own wait error."""
+    number = 0
+    while True:
+        number += 1
+        slot = f"{where}/arrival/{number}"
+        store.wait([slot], timedelta(seconds=max(deadline - time.monotonic(), 0.001)))
+        said = store.get(slot).decode()
+        if not said.startswith(CANCELLED):
+            yield number, said
 
 
 def group_store(store: Store) -> Store:
@@ -281,32 +331,29 @@ def _wait_until_listening(launch: Launch) -> bool:
 
 
 def _peers_agree(store: Store, launch: Launch) -> None:
-    """Rank 0: read each peer's WORLD_SIZE as it comes, refusing the first that differs; past the join's timeout,
-    the store's own wait says which never came (torch's timeout error, as the group's start raised).
-    Each wait blocks in the store for the next arrival (`Launch.arrival`), so rank 0's store answers a few
-    requests per peer however long the peers take (a poll of every peer's key each 50 ms made N*20 a second)."""
-    waiting = {rank: launch.key(rank) for rank in range(1, launch.world_size)}
-    came: set[int] = set()
-    deadline = time.monotonic() + JOIN_TIMEOUT.total_seconds()
-    arrived = 0
+    """Rank 0: read each peer's WORLD_SIZE as it arrives (`_arrivals`), refusing the first that differs; past the
+    join's timeout, a timeout error of the store's kind names the ranks that never arrived (torch's error, as the
+    group's start raised), even where one wrote its WORLD_SIZE before it died."""
+    waiting, came = set(range(1, launch.world_size)), set()
+    arrivals = _arrivals(store, ARRIVALS, time.monotonic() + JOIN_TIMEOUT.total_seconds())
     while waiting:
-        arrived += 1
-        left = deadline - time.monotonic()
         try:
-            store.wait([launch.arrival(arrived)], timedelta(seconds=max(left, 0.001)))
-        except DistStoreError:
-            break  # past the join's timeout: said below, naming the ranks that never came
-        rank = int(store.get(launch.arrival(arrived)))
+            rank = int(next(arrivals)[1])
+        except DistStoreError as late:
+            never = ", ".join(str(rank) for rank in sorted(waiting))
+            raise DistStoreError(
+                f"rank 0 waited {JOIN_TIMEOUT} for its peers on MASTER_ADDR={launch.host} "
+                f"MASTER_PORT={launch.port}: rank{'s' if len(waiting) > 1 else ''} {never} never came"
+            ) from late
         if rank in came:
             raise RankTakenTwice(launch, rank, by_zero=True)
         if rank not in waiting:
             continue  # out of range (a stranger of another WORLD_SIZE): gloo's join says so, as before
         came.add(rank)
-        theirs = store.get(waiting.pop(rank)).decode()
+        waiting.discard(rank)
+        theirs = store.get(launch.key(rank)).decode()  # written before it arrived
         if theirs != str(launch.world_size):
             raise WorldSizeDiffers(launch, rank, theirs)
-    if waiting:
-        store.wait(list(waiting.values()), timedelta(milliseconds=1))
 
 
 def port_taken(exc: BaseException) -> UserError | None:
