@@ -10,8 +10,10 @@ launch comes after the duplicate, so that the old code ends (rank 0 not refusing
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
+import torch.distributed as dist
 from tests.train.helpers import free_ports
 
 from encoderlab.train import rendezvous
@@ -80,3 +82,44 @@ def test_a_duplicate_that_comes_after_rank_zero_stopped_waiting_refuses_itself_a
     _meet(_launch(1, launch.port, size), said)  # the same WORLD_SIZE was joined without a word
     assert said[-1].startswith("rank 1 cannot join the process group: another process started with RANK=1")
     assert store.get(launch.key(1)) == b"3"  # the first's WORLD_SIZE, not the stranger's
+
+
+def test_a_duplicate_that_comes_after_the_group_formed_changes_no_key_the_group_reads(zero):
+    """The stranger that comes late is refused on its side only; what it writes on rank 0's store (its claim's
+    and its arrival's counts, its own arrival) is nothing the formed group or its meeting reads again."""
+    launch, store = zero
+    stores = {0: store}
+
+    def peer(rank: int) -> None:
+        mine = _launch(rank, launch.port, 3)
+        stores[rank] = rendezvous.meet(mine, rendezvous.Joining(mine))
+
+    def form(rank: int, groups: dict) -> None:
+        group = rendezvous.group_store(stores[rank])
+        groups[rank] = dist.ProcessGroupGloo(group, rank, 3, timedelta(seconds=30))
+
+    _together([lambda: rendezvous._peers_agree(store, launch), lambda: peer(1), lambda: peer(2)])
+    groups: dict = {}
+    _together([lambda rank=rank: form(rank, groups) for rank in range(3)])
+    before = _held(store)
+    assert sorted(groups) == [0, 1, 2] and any(key.startswith("default_pg/") for key in before)
+    said: list = []
+    _meet(_launch(1, launch.port, 3), said)
+    assert said[0].startswith("rank 1 cannot join the process group: another process started with RANK=1")
+    after = _held(store)
+    changed = {key for key in before if after[key] != before[key]}
+    assert changed == {launch.claim(1), f"{rendezvous.ARRIVALS}/arrivals"}  # counts nobody reads again
+    assert [key for key in after if key not in before] == [f"{rendezvous.ARRIVALS}/arrival/3"]
+
+
+def _together(calls: list) -> None:
+    threads = [threading.Thread(target=call, daemon=True) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+
+def _held(store) -> dict[str, bytes]:
+    keys = store.list_keys()
+    return dict(zip(keys, store.multi_get(keys), strict=True))

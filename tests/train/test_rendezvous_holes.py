@@ -26,18 +26,18 @@ class _Died(Exception):
 
 
 class _AfterCounting:
-    """A peer's store that calls `then` once the peer has counted its arrival (an `add` on an arrivals counter):
-    to die there, or to let another peer arrive whole before it goes on."""
+    """A peer's store that calls `then` once the peer has counted on `counter` (an `add` on a key ending so: its
+    arrival, or its claim to its rank): to die there, or to let another peer arrive whole before it goes on."""
 
-    def __init__(self, store, then):
-        self.store, self.then = store, then
+    def __init__(self, store, then, counter: str):
+        self.store, self.then, self.counter = store, then, counter
 
     def __getattr__(self, name):
         call = getattr(self.store, name)
 
         def then_maybe(*args):
             done = call(*args)
-            if name == "add" and args[0].endswith("/arrivals") and self.then is not None:
+            if name == "add" and self.counter in args[0] and self.then is not None:
                 then, self.then = self.then, None
                 then()
             return done
@@ -61,21 +61,23 @@ def _die() -> None:
     raise _Died
 
 
-def _peers(monkeypatch, port: int, sizes: dict[int, int], then) -> tuple[threading.Thread, list]:
-    """The first of the peers `sizes` names (rank: WORLD_SIZE) meets rank 0 from a thread, calling `then` right
-    after counting its arrival; the others meet it in order after that."""
-    made, said = rendezvous._store, []
-    first, *others = sizes.items()
-    monkeypatch.setattr(
-        rendezvous,
-        "_store",
-        lambda launch, joining: (
-            _AfterCounting(made(launch, joining), then) if launch.rank == first[0] else made(launch, joining)
-        ),
-    )
+def _peers(
+    monkeypatch, port: int, sizes: list, then, counter: str = "/arrivals"
+) -> tuple[threading.Thread, list]:
+    """The peers `sizes` names ((rank, WORLD_SIZE) each) meet rank 0 in order from a thread, the first calling
+    `then` right after counting on `counter` (`_AfterCounting`)."""
+    made, said, first = rendezvous._store, [], []
+
+    def store(launch, joining):
+        if first:
+            return made(launch, joining)
+        first.append(launch)
+        return _AfterCounting(made(launch, joining), then, counter)
+
+    monkeypatch.setattr(rendezvous, "_store", store)
 
     def come() -> None:
-        for rank, size in (first, *others):
+        for rank, size in sizes:
             _meet(_launch(rank, port, size), said)
 
     return threading.Thread(target=come, daemon=True), said
@@ -97,7 +99,7 @@ def zero(monkeypatch, request):
 @pytest.mark.parametrize("zero", ["1", "0"], indirect=True, ids=["libuv", "legacy"])
 def test_rank_zero_reads_the_arrivals_after_one_that_died_counted(zero, monkeypatch):
     launch, store = zero
-    peers, said = _peers(monkeypatch, launch.port, {1: 3, 2: 4}, _die)
+    peers, said = _peers(monkeypatch, launch.port, [(1, 3), (2, 4)], _die)
     peers.start()
     with pytest.raises(rendezvous.WorldSizeDiffers) as refused:  # was: no word from rank 0 (the count's key)
         rendezvous._peers_agree(store, launch)
@@ -108,7 +110,7 @@ def test_rank_zero_reads_the_arrivals_after_one_that_died_counted(zero, monkeypa
 
 def test_rank_zero_does_not_form_the_group_with_a_peer_that_died_counted(zero, monkeypatch):
     launch, store = zero
-    peers, said = _peers(monkeypatch, launch.port, {1: 3, 2: 3}, _die)
+    peers, said = _peers(monkeypatch, launch.port, [(1, 3), (2, 3)], _die)
     peers.start()
     peers.join(30)
     assert said == ["_Died", None]
@@ -120,10 +122,23 @@ def test_rank_zero_does_not_form_the_group_with_a_peer_that_died_counted(zero, m
 def test_a_live_peer_whose_counted_arrival_a_later_one_passed_arrives_again(zero, monkeypatch):
     launch, store = zero
     second: list = []
-    peers, said = _peers(monkeypatch, launch.port, {1: 3}, lambda: _meet(_launch(2, launch.port), second))
+    peers, said = _peers(monkeypatch, launch.port, [(1, 3)], lambda: _meet(_launch(2, launch.port), second))
     peers.start()
     rendezvous._peers_agree(store, launch)
     peers.join(30)
     assert said == [None] and second == [None]
     # rank 2 filled its arrival first and cancelled rank 1's, which rank 1 then counted again
     assert store.get(f"{rendezvous.ARRIVALS}/arrival/1").startswith(rendezvous.CANCELLED.encode())
+
+
+def test_rank_zero_refuses_a_rank_claimed_again_after_its_first_claimer_died_before_arriving(
+    zero, monkeypatch
+):
+    launch, store = zero
+    peers, said = _peers(monkeypatch, launch.port, [(1, 3), (1, 3), (2, 3)], _die, counter="/claims/")
+    peers.start()
+    with pytest.raises(rendezvous.RankTakenTwice) as refused:  # was: the group formed without a rank 1
+        rendezvous._peers_agree(store, launch)
+    peers.join(30)
+    assert str(refused.value).startswith("rank 0 heard from rank 1 twice on")
+    assert said == ["_Died", "RankTakenTwice", None]

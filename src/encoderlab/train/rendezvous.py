@@ -15,11 +15,13 @@ Design
   * A rank number can come twice: a stranger process (another launch on the same MASTER_ADDR:MASTER_PORT, or a
     RANK given twice) joined the group as that rank, which hung or formed a corrupt group. Each peer claims its
     rank on a counter of its own (`Launch.claim`): a second claim is the duplicate, which refuses itself without
-    writing its WORLD_SIZE over the first's but still arrives, so that rank 0, while it waits, sees that rank come
-    twice and refuses too (`RankTakenTwice`), on the side whose log the user reads. Trade-off: a duplicate coming
-    after rank 0 stopped waiting is refused on its side only (rank 0's group has formed with the first, and the
-    duplicate stays out of it); a duplicate coming first is taken as the rank, and the real one refuses itself; a
-    peer restarted by hand while rank 0 still waits counts as its own duplicate (the whole launch is started again).
+    writing its WORLD_SIZE over the first's but still arrives, saying its claim's count, so that rank 0, while it
+    waits, refuses too (`RankTakenTwice`), on the side whose log the user reads: also where the first claimer was
+    killed before it arrived, whose rank 0 took the duplicate's arrival for the rank's and read a WORLD_SIZE key
+    nobody wrote (the store's timeout). Trade-off: a duplicate coming after rank 0 stopped waiting is refused on
+    its side only (rank 0's group has formed with the first; the duplicate writes nothing the group reads, and
+    stays out of it); a duplicate claiming first is taken as the rank, and the real one refuses itself; a peer
+    restarted by hand while rank 0 still waits counts as its own duplicate (the whole launch is started again).
   * A rank that is not rank 0 connects to whatever listens on MASTER_PORT. Where rank 0 could not listen
     there (the port taken: rank 0's `master-port-taken` line), that is another job: a plain socket never
     answers the TCPStore client (torch 2.13 waits past the store's own timeout), another job's store answers
@@ -199,12 +201,13 @@ def meet(launch: Launch, joining: Joining) -> Store:
         store.set(launch.key(0), str(launch.world_size))
         _peers_agree(store, launch)
     else:
-        taken = store.add(launch.claim(launch.rank), 1) > 1
-        if not taken:  # a duplicate leaves the first's WORLD_SIZE as it is
+        claims = store.add(launch.claim(launch.rank), 1)
+        if claims == 1:  # a duplicate leaves the first's WORLD_SIZE as it is
             store.set(launch.key(launch.rank), str(launch.world_size))
-        # after its key, which rank 0 reads once this names it; a duplicate arrives too, for rank 0 to see
-        _arrive(store, ARRIVALS, str(launch.rank))
-        if taken:
+        # after its key, which rank 0 reads once this names it; a duplicate arrives too, saying it is one, for
+        # rank 0 to refuse even where the first claimer never arrives (killed while the ranks meet)
+        _arrive(store, ARRIVALS, f"{launch.rank} {claims}")
+        if claims > 1:
             raise RankTakenTwice(launch, launch.rank, by_zero=False)
         # rank 0's own store holds it at once
         theirs = store.get(launch.key(0)).decode()
@@ -334,22 +337,21 @@ def _peers_agree(store: Store, launch: Launch) -> None:
     """Rank 0: read each peer's WORLD_SIZE as it arrives (`_arrivals`), refusing the first that differs; past the
     join's timeout, a timeout error of the store's kind names the ranks that never arrived (torch's error, as the
     group's start raised), even where one wrote its WORLD_SIZE before it died."""
-    waiting, came = set(range(1, launch.world_size)), set()
+    waiting = set(range(1, launch.world_size))
     arrivals = _arrivals(store, ARRIVALS, time.monotonic() + JOIN_TIMEOUT.total_seconds())
     while waiting:
         try:
-            rank = int(next(arrivals)[1])
+            rank, claims = (int(part) for part in next(arrivals)[1].split())
         except DistStoreError as late:
             never = ", ".join(str(rank) for rank in sorted(waiting))
             raise DistStoreError(
                 f"rank 0 waited {JOIN_TIMEOUT} for its peers on MASTER_ADDR={launch.host} "
                 f"MASTER_PORT={launch.port}: rank{'s' if len(waiting) > 1 else ''} {never} never came"
             ) from late
-        if rank in came:
+        if claims > 1 and 0 < rank < launch.world_size:  # claimed second, whether or not the first arrived
             raise RankTakenTwice(launch, rank, by_zero=True)
         if rank not in waiting:
             continue  # out of range (a stranger of another WORLD_SIZE): gloo's join says so, as before
-        came.add(rank)
         waiting.discard(rank)
         theirs = store.get(launch.key(rank)).decode()  # written before it arrived
         if theirs != str(launch.world_size):
