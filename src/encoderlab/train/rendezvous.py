@@ -16,12 +16,13 @@ Design
     RANK given twice) joined the group as that rank, which hung or formed a corrupt group. Each peer claims its
     rank on a counter of its own (`Launch.claim`): a second claim is the duplicate, which refuses itself without
     writing its WORLD_SIZE over the first's but still arrives, saying its claim's count, so that rank 0, while it
-    waits, refuses too (`RankTakenTwice`), on the side whose log the user reads: also where the first claimer was
-    killed before it arrived, whose rank 0 took the duplicate's arrival for the rank's and read a WORLD_SIZE key
-    nobody wrote (the store's timeout). Trade-off: a duplicate coming after rank 0 stopped waiting is refused on
+    waits, refuses too (`RankTakenTwice`), on the side whose log the user reads; also where the first claimer was
+    killed before it arrived (rank 0 took the duplicate's arrival for the rank's, then waited for a WORLD_SIZE key
+    nobody wrote: the store's timeout). Trade-off: a duplicate coming after rank 0 stopped waiting is refused on
     its side only (rank 0's group has formed with the first; the duplicate writes nothing the group reads, and
-    stays out of it); a duplicate claiming first is taken as the rank, and the real one refuses itself; a peer
-    restarted by hand while rank 0 still waits counts as its own duplicate (the whole launch is started again).
+    stays out of it); a duplicate claiming first is taken as the rank, and the real one is refused as the
+    duplicate; a peer restarted by hand while rank 0 still waits counts as its own duplicate (the whole launch is
+    started again).
   * A rank that is not rank 0 connects to whatever listens on MASTER_PORT. Where rank 0 could not listen
     there (the port taken: rank 0's `master-port-taken` line), that is another job: a plain socket never
     answers the TCPStore client (torch 2.13 waits past the store's own timeout), another job's store answers
