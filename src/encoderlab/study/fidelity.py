@@ -344,18 +344,51 @@ def setup_line(spec: StudySpec) -> str:
     return f"NOT {paper.short}'s setup: " + ", ".join(d.aspect for d in gone)
 
 
+def _readings_hold(paper: PaperSetup, gone: tuple[Departure, ...]) -> bool:
+    """Whether the paper's readings describe the study's runs. They name the recipes' paper-length settings
+    (2k-step decays, 2,048-token rows): true where the runs train at that length and batch, untrue at a
+    scale that shrinks them."""
+    return bool(paper.readings) and not any(d.aspect == "pretraining" for d in gone)
+
+
+def plan_setup_lines(spec: StudySpec) -> list[str]:
+    """`study plan`'s verdict, before anything is trained (none: the study names no paper): the paper's
+    setup with the readings its runs train on where the paper is silent, or NOT the paper's setup with every
+    departure. `study list` gave only the verdict's aspects and the report the rest, after the runs; a
+    paper-scale plan said nothing of either, so the readings (1,024- or 2,048-token rows, attention inside
+    documents, the 1B shape, ...) were first read in a report hundreds of GPU-hours later."""
+    paper = PAPERS.get(spec.paper)
+    if paper is None:
+        return []
+    gone = departures(spec)
+    readings = (
+        f"; where {paper.short} is silent its runs train on our readings, not the paper's: {paper.readings} "
+        "(docs/recipes.md)"
+        if _readings_hold(paper, gone)
+        else ""
+    )
+    if not gone:
+        return [
+            f"setup: {paper.short}'s setup (its data, tokenizer, tasks, model sizes, pretraining length and "
+            f"fine-tuning protocol){readings}"
+        ]
+    listed = "; ".join(d.sentence() for d in gone)
+    return [
+        f"setup: NOT {paper.short}'s setup, so it does not reproduce {paper.short}'s results: it differs in "
+        f"{listed} (docs/reproduce.md){readings}"
+    ]
+
+
 def setup_text(spec: StudySpec) -> str:
     """The report's first paragraph: whether the study is the paper's experiment, and how it is not."""
     paper = PAPERS.get(spec.paper)
     if paper is None:
         return "This study names no paper; its claims are checked on its own setup."
     gone = departures(spec)
-    # The readings name the recipes' paper-length settings (2k-step decays, 2,048-token rows): said where the
-    # runs train at that length and batch, and not at a scale that shrinks them, where they would be untrue.
     readings = (
         f" **Where {paper.short} is silent, this study runs our readings, not the paper's:** {paper.readings} "
         "(docs/recipes.md)."
-        if paper.readings and not any(d.aspect == "pretraining" for d in gone)
+        if _readings_hold(paper, gone)
         else ""
     )
     if not gone:

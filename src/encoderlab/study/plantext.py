@@ -3,7 +3,8 @@
 `study/plan.py` decides what a study reads and costs (`plan_study`, its corpus sizes and passes, the
 `max_passes` refusal), which `study run`, `study list` and the catalogue use without printing; this
 module only renders that plan for a reader: the evaluation it runs, each dataset (its corpus, tokenizer
-and unique tokens, and for a large one how to prepare it across machines), the table of runs, the
+and unique tokens, and for a large one how to prepare it across machines), whether the study is its
+paper's setup (`fidelity.plan_setup_lines`, before the costs), the table of runs, the
 evaluation's cost (`study/evalcost.py`), the passes allowed, and how each run trains. It computes nothing the plan does not hold, beyond what only a
 reader needs (a tokenizer's size found without downloading, a task's metrics). Counts agree with their
 number through `encoderlab.words`, so it never prints `1 pretraining runs`.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from encoderlab.errors import UserError
 from encoderlab.study.cputime import CpuTime, duration_text
 from encoderlab.study.evalcost import BASE_LAYERS, STEP_FLOOR_S, hours_text
-from encoderlab.study.fidelity import named_tasks, task_files_text
+from encoderlab.study.fidelity import named_tasks, plan_setup_lines, task_files_text
 from encoderlab.study.needs import split_task_tests
 from encoderlab.study.plan import StudyPlan, passes_text, short_number
 from encoderlab.study.spec import DataSpec, EvalSpec, StudySpec
@@ -34,7 +35,7 @@ def plan_text(plan: StudyPlan) -> str:
         if evaluated
         else f"evaluation: {NOT_FINE_TUNED}",
     ]
-    lines += [line for d in spec.data for line in _dataset_lines(plan, d)]
+    lines += [line for d in spec.data for line in _dataset_lines(plan, d)] + plan_setup_lines(spec)
     width = max([len(r.model) for r in plan.runs] + [3])
     cpu = plan.device.time if plan.device else None  # its column only where the probe measured it
     lines.append(
