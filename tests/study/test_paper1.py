@@ -338,3 +338,16 @@ def test_the_readings_say_each_cpt_runs_decay():
         assert (
             f"{d // 1000}k-step decay" if d % 1000 == 0 else f"the {d:,} steps after its warmup"
         ) in readings
+
+
+def test_the_readings_name_the_classification_pooling_the_paper_suite_gives_an_encoderlab_model():
+    """The paper suite pools sequence classification as the model's config says (EncodEval's
+    `clf_pooling`), and an encoderlab model declares none, so its runs are scored with EuroBERT's default,
+    `late`; a recap of paper 1 says mean pooling and its checkpoints' config was not read, so that is a
+    reading. The readings, which `study plan` and the report print at the paper scales, did not name it."""
+    from encoderlab.eval.spec import DEFAULT_POOLING
+    from encoderlab.eval.tasks.registry import TASKS
+    from encoderlab.study.fidelity import PAPERS
+
+    assert {TASKS[t].options.pooling for t in ("paper-sst2", "paper-mnli", "paper-qqp")} == {"model"}
+    assert f"sequence classification pooled `{DEFAULT_POOLING['sc']}`" in PAPERS["paper1"].readings

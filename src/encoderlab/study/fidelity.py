@@ -139,7 +139,9 @@ PAPERS: dict[str, PaperSetup] = {
         "warmup-stable-decay schedule across the CLM -> MLM switch, AdamW state kept; the 12k and 22k "
         "budgets with the 42k runs' 2k-step warmup and decay; continued pretraining from fresh AdamW moments "
         "at LR 5e-4 with a 200-step warmup and a 2k-step decay (+2k: the 1,800 steps after its warmup); at 1b, 28 "
-        "layers with SwiGLU 5,120 (its 1B shape is open)",
+        "layers with SwiGLU 5,120 (its 1B shape is open); sequence classification pooled `late` (the mean of "
+        "the per-token logits, EuroBERT's default, as EncodEval pools a model whose config declares none; a "
+        "recap of paper 1 says mean pooling, and its checkpoints' `clf_pooling` was not read)",
     ),
     "paper2": PaperSetup(
         short="paper 2",
