@@ -260,6 +260,7 @@ NAMED = {
     "dense-mask-too-big": "tests.reliability.test_hostile_pretrain::test_a_dense_attention_mask_that_cannot_fit_is_refused",
     "disk-full-safetensors": "tests.reliability.test_hostile_pretrain::test_disk_full_in_safetensors_is_exit_3",
     "malicious-checkpoint-pickle": "tests.reliability.test_hostile_pretrain::test_a_planted_pickle_runs_nothing_on_resume_or_as_an_init_model",
+    "compile-cache-not-private": "tests.reliability.test_compile_cache::test_a_compiled_pretrain_refuses_a_cache_folder_others_can_write_and_writes_nothing",
     "old-layout-checkpoint": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_without_readable_train_state_is_one_line",
     "damaged-train-state": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_without_readable_train_state_is_one_line",
     "checkpoint-config-missing": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_with_a_damaged_model_config_is_one_line",

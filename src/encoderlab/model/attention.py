@@ -26,6 +26,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
+from encoderlab.model.compilecache import private_compile_cache
 from encoderlab.model.config import ATTN_IMPLS, AttentionMode
 
 try:  # flex_attention is a prototype API: absent from some builds, and it may move.
@@ -119,6 +120,7 @@ def build_mask(
 
 @functools.cache
 def _compiled_flex():
+    private_compile_cache()  # inductor's cache is read from here on (model/compilecache.py)
     return torch.compile(flex_attention, dynamic=False)
 
 

@@ -44,6 +44,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.checkpoint import checkpoint
 
 from encoderlab.errors import UserError
+from encoderlab.model.compilecache import private_compile_cache
 from encoderlab.model.config import resolve_attn_impl
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.config import ScaleConfig
@@ -136,6 +137,8 @@ def parallelize(
         )
     model.set_attn_impl(impl)
     compiled = resolve_compile(scale.compile, device)
+    if compiled:  # before the first compile reads inductor's cache: a folder others could write is refused
+        private_compile_cache()
     for block in dict.fromkeys(model.layers):  # a block applied at several depths (ALBERT's) wrapped once
         forward = block.forward
         if scale.activation_checkpointing:

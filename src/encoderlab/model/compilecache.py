@@ -1,0 +1,89 @@
+"""The folder `torch.compile` reads its caches from, checked to be this user's alone before anything compiles.
+
+Inductor keeps compiled graphs, kernels and autotuning results in `TORCHINDUCTOR_CACHE_DIR`, by default
+`<tempdir>/torchinductor_<user>` (`/tmp/torchinductor_alice`), and loads what it finds there: pickled
+graphs (`pickle.loads` in `torch/_inductor/codecache.py`) and generated Python and shared libraries it
+imports. `/tmp` is writable by every user of a machine, and torch makes the folder with
+`os.makedirs(exist_ok=True)`, which takes one that is already there whoever made it. So on a shared
+machine another user who made `/tmp/torchinductor_alice` first (world-writable, or theirs) could plant
+a cache entry that runs their code in alice's next compiled run: a file read that executes code.
+
+`private_compile_cache` closes that before the first `torch.compile`: with `TORCHINDUCTOR_CACHE_DIR`
+unset, the default folder is made here with mode 0700 if it is absent, and an existing one is taken only
+if it is a real folder (not a link) owned by this user and writable by no one else; otherwise the
+command refuses in one line naming the folder and both ways out. Inside a folder only its owner can
+write to, nothing can be planted, and the sticky bit of `/tmp` keeps others from swapping the folder.
+
+Trade-offs: a `TORCHINDUCTOR_CACHE_DIR` the user sets to another folder is theirs to vouch for and is
+not checked (the user asked for it, as with `trust_remote_code`; torch itself sets the variable to the
+default folder as its inductor modules are imported, so one naming the default is checked all the same); a default folder another process of the same user made
+with a looser umask (group-writable) is refused rather than silently tightened, since a folder that was
+open may already hold planted entries. Triton's own cache (`~/.triton`, or `TRITON_CACHE_DIR`) lives in
+the user's home and is not checked.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+
+from encoderlab.errors import UserError
+
+CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
+
+
+def default_compile_cache() -> Path:
+    """The folder inductor uses when `TORCHINDUCTOR_CACHE_DIR` is unset, by torch's rule
+    (`torch/_inductor/runtime/cache_dir_utils.py:default_cache_dir`) written out: importing that module
+    makes the folder and sets the variable, before any check could look."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        user = f"uid_{os.getuid()}" if hasattr(os, "getuid") else "unknown_user"
+    return Path(tempfile.gettempdir()) / ("torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
+
+
+def private_compile_cache() -> None:
+    """Refuse, in one line, a default inductor cache folder that someone else could have written to; make
+    it (0700) when absent. A `TORCHINDUCTOR_CACHE_DIR` the user set to another folder is used as set."""
+    folder = default_compile_cache()
+    named = os.environ.get(CACHE_ENV)
+    # torch sets the variable to the default itself once any of its inductor modules is imported, so a
+    # variable naming the default folder is checked as the default; another folder is the user's choice
+    if named and Path(named).absolute() != folder.absolute():
+        return
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        why = _not_private(folder)
+        if why:
+            raise UserError(
+                f"torch.compile's cache folder {folder} {why}, so a file planted there could run code in this "
+                f"process (inductor unpickles its cache); remove {folder} if you did not make it, or set "
+                f"{CACHE_ENV} to a folder of your own"
+            ) from None
+    except OSError as exc:  # cannot be made (the temp folder read-only): torch would fail there as well
+        raise UserError(
+            f"cannot create torch.compile's cache folder {folder} ({exc.strerror}); set {CACHE_ENV} to a "
+            "folder of your own, or turn compiling off (scale.compile=false)"
+        ) from None
+    os.environ[CACHE_ENV] = str(folder)  # torch reads it from here on: the folder checked is the one used
+
+
+def _not_private(folder: Path) -> str | None:
+    """Why `folder` is not this user's alone (a link, not a folder, another owner, writable by others),
+    or None."""
+    info = folder.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a folder"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"belongs to another user (uid {info.st_uid})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by other users (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
