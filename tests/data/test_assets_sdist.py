@@ -1,0 +1,133 @@
+"""An sdist-backed asset is fetched as bytes: nothing of the package runs (`data/assets/sdist.py`).
+
+`pip download` of an sdist runs the package's build code to read its metadata before it saves the file, so
+`assets fetch` of bigbench's QA sets ran code from PyPI. Here a local index (PEP 503, served over HTTP on
+127.0.0.1, as pip and the fetch both read one) holds an sdist whose in-tree build backend writes a marker
+file when run; the fetch must build the asset from it and leave no marker.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.client
+import http.server
+import io
+import json
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+from assets_fixtures import register_asset, tar_bytes
+
+from encoderlab.data import assets
+from encoderlab.data.assets import cache as fetch_mod
+from encoderlab.data.assets import sdist
+from encoderlab.data.assets.registry import Source
+from encoderlab.errors import UserError
+
+BACKEND = """import pathlib
+pathlib.Path({marker!r}).write_text("the package's code ran")
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+def prepare_metadata_for_build_wheel(directory, config_settings=None):
+    info = pathlib.Path(directory) / "evilpkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\\nName: evilpkg\\nVersion: 1.0\\n")
+    return info.name
+"""
+PYPROJECT = '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+
+
+def _sdist(marker: Path) -> bytes:
+    return tar_bytes(
+        {
+            "evilpkg-1.0/pyproject.toml": PYPROJECT,
+            "evilpkg-1.0/backend.py": BACKEND.format(marker=str(marker)),
+            "evilpkg-1.0/PKG-INFO": "Metadata-Version: 2.1\nName: evilpkg\nVersion: 1.0\n",
+            "evilpkg-1.0/data.json": json.dumps(["alpha", "beta"]),
+        }
+    )
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch):
+    """(index URL, the sdist's Source, the marker its code would write), served until the test ends."""
+    marker = tmp_path / "pwned"
+    root = tmp_path / "index"
+    (root / "simple" / "evilpkg").mkdir(parents=True)
+    (root / "files").mkdir()
+    data = _sdist(marker)
+    (root / "files" / "evilpkg-1.0.tar.gz").write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    link = f'<a href="../../files/evilpkg-1.0.tar.gz#sha256={digest}">evilpkg-1.0.tar.gz</a>'
+    (root / "simple" / "evilpkg" / "index.html").write_text(
+        f"<!DOCTYPE html><html><body>{link}</body></html>"
+    )
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    for name, value in {"PIP_INDEX_URL": url, "PIP_NO_CACHE_DIR": "1", "no_proxy": "127.0.0.1"}.items():
+        monkeypatch.setenv(name, value)
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "http_proxy", "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")  # no extra index of this machine's pip.conf
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    fetch_mod._verified.clear()
+    source = Source(
+        registry="pypi", package="evilpkg", version="1.0", filename="evilpkg-1.0.tar.gz", sha256=digest,
+        size=len(data), licence="MIT",
+    )  # fmt: skip
+    yield url, source, marker
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # the server's request lines are not the test's output
+        pass
+
+
+def _records(inp):
+    with tarfile.open(inp.archive) as tf:
+        texts = json.loads(tf.extractfile("evilpkg-1.0/data.json").read())
+    for i, text in enumerate(texts):
+        yield {"id": f"evil/{i}", "text": text, "meta": {}}
+
+
+def test_an_sdist_asset_is_fetched_without_running_the_packages_code(index, monkeypatch):
+    _, source, marker = index
+    register_asset(monkeypatch, "evil", source=source, records=_records)
+    assets.fetch(["evil"])
+    texts = [json.loads(line)["text"] for line in assets.asset_jsonl("evil").read_text().splitlines()]
+    assert texts == ["alpha", "beta"]
+    assert not marker.exists(), "the sdist's build backend ran during the download"
+
+
+def test_an_sdist_the_index_does_not_list_is_one_line_naming_the_pin(index, monkeypatch):
+    _, source, marker = index
+    gone = Source(**{**source.__dict__, "package": "otherpkg", "filename": "otherpkg-1.0.tar.gz"})
+    register_asset(monkeypatch, "gone", source=gone, records=_records)
+    with pytest.raises(UserError, match=r"otherpkg==1.0 is not available from PyPI; if it was withdrawn"):
+        assets.fetch(["gone"])
+
+
+def test_the_json_page_of_an_index_is_read_as_the_html_one(tmp_path, monkeypatch):
+    page = {"files": [{"filename": "x-1.tar.gz", "url": "../../files/x-1.tar.gz#sha256=00"}]}
+
+    class Answer(io.BytesIO):
+        headers = http.client.HTTPMessage()
+        headers["Content-Type"] = sdist.JSON_PAGE
+
+        def __enter__(self):
+            return self
+
+    monkeypatch.setattr(sdist.urllib.request, "urlopen", lambda *a, **k: Answer(json.dumps(page).encode()))
+    assert (
+        sdist.file_url("https://example.org/simple", "X", "x-1.tar.gz")
+        == "https://example.org/files/x-1.tar.gz"
+    )
+    with pytest.raises(LookupError, match="y-1.tar.gz was not found on https://example.org/simple/x/"):
+        sdist.file_url("https://example.org/simple", "X", "y-1.tar.gz")
