@@ -1,0 +1,65 @@
+"""No file a command reads runs code: a YAML tag that builds a Python object, and a dataset loading script.
+
+Each file below is crafted to write a marker file if its code ever ran. The YAML files (a config, a study
+file, a task file) go through `yamltext.read_yaml`, a `SafeLoader`: the tag is refused in one line, as any
+YAML error is. A hub dataset mirror folder holding a loading script (`datasets` ran those before 4.0, which
+pyproject.toml's floor leaves out: tests/test_dependency_floors.py) is refused by `datasets` itself, and
+the task's read says so in one line. Weights, checkpoints and tokenizers have their own tests
+(tests/model/test_remote_code.py, tests/train/test_checkpoint_security.py, `pickle-weights`), as do
+torch.compile's cache (test_compile_cache.py) and the assets' sdists (tests/data/test_assets_sdist.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.eval.fixtures import model_folder, sentiment_rows, write_csv, write_task_file
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+from tests.reliability.treestate import assert_unchanged, world_state
+
+TAG = '!!python/object/apply:os.system ["touch {marker}"]'
+CASES = {  # what the file is, the YAML holding the tag, the command reading it ({f}: the file)
+    "config": ("model: {tag}\n", ["pretrain", "--config", "{f}", "--out", "{w}/o"]),
+    "study file": ("name: {tag}\n", ["study", "plan", "{f}"]),
+    "task file": ("name: {tag}\nfamily: sc\n", ["eval", "{w}/m", "--task-file", "{f}", "--out", "{w}/e"]),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_a_yaml_tag_that_builds_an_object_is_refused_and_runs_nothing(kind, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    marker, text_of, argv = tmp_path / "pwned", *CASES[kind]
+    path = tmp_path / "file.yaml"
+    path.write_text(text_of.format(tag=TAG.format(marker=marker)))
+    before = world_state(tmp_path)
+    code, err = cli([a.format(f=path, w=tmp_path) for a in argv], capsys)
+    assert_one_line(code, err, rf"{kind} .*file.yaml is not valid YAML .*python/object/apply:os.system")
+    assert not marker.exists()
+    assert_unchanged(before)
+
+
+def test_a_hub_mirror_with_a_loading_script_is_refused_and_runs_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    mirror, marker = tmp_path / "hub" / "me" / "reviews", tmp_path / "pwned"
+    rows = sentiment_rows(40, 0)
+    write_csv(mirror / "train.csv", rows[:30])
+    write_csv(mirror / "test.csv", rows[30:])
+    (mirror / "reviews.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    columns = {"text": "sentence", "label": "polarity"}
+    task = write_task_file(tmp_path, name="reviews", family="sc", data={"hub": "me/reviews"}, columns=columns)
+    model = model_folder(tmp_path / "model")
+    argv = [
+        "eval",
+        model,
+        "--task-file",
+        task,
+        "--hub-data",
+        tmp_path / "hub",
+        "--out",
+        tmp_path / "e",
+        "--check",
+    ]
+    code, err = cli(argv, capsys)
+    assert_one_line(code, err, r"cannot load me/reviews from .*: Dataset scripts are no longer supported")
+    assert not marker.exists() and not Path(tmp_path / "e").exists()
