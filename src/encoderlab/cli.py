@@ -30,7 +30,7 @@ from encoderlab.interrupts import (
     sigterm_as_interrupt,
     work_complete,
 )
-from encoderlab.launchenv import first_on_its_node
+from encoderlab.launchenv import children_without_working_folder, first_on_its_node
 
 Commands = dict[str, "str | Commands"]
 
@@ -304,7 +304,8 @@ def _run(args: list[str]) -> None:
     """The command `args` names, its refusals and interruptions said in one line with their exit codes."""
     forget_outputs()
     try:
-        with sigterm_as_interrupt(), warnings_as_notes():  # SIGTERM stops a command as Ctrl-C does
+        # SIGTERM stops a command as Ctrl-C does; its own Python children never import from the working folder
+        with sigterm_as_interrupt(), warnings_as_notes(), children_without_working_folder():
             _dispatch(list(args))  # it pops the command words; the interrupted line reads them
             work_complete()  # returned: a signal now, as the handlers are restored, is a note and exit 0
     except UserError as exc:

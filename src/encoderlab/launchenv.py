@@ -20,11 +20,21 @@ Design
     this module reads as any torchrun launch. Without the refusal each task trained the whole run alone,
     every one on the same GPU, into the same run folder: one won its lock, the others were refused after
     building everything, and srun's exit status was 2 for a run that trained on one process.
+  * The environment a command's own Python children start in (`children_without_working_folder`): a
+    process `multiprocessing` spawns (prepare's and the tokenizer's workers, a study's nodes, its resource
+    tracker) starts as `python -c ...`, which puts the working folder first on its path, so a
+    `multiprocessing/` (or any module it imports first) in the folder a command runs from was imported in
+    place of the standard one: its code ran. The `encoderlab` script itself never had the folder on its
+    path. `PYTHONSAFEPATH=1` (Python 3.11+) keeps it off the children's too, for the command's length only:
+    a notebook's or a test's own subprocesses afterwards start as they did. On Python 3.10, which has no
+    such switch, the working folder stays on the children's path.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 from encoderlab.errors import UserError
 
@@ -180,3 +190,20 @@ def env_nodes(world_size: int) -> int | None:
     if not (local.isdigit() and int(local) >= 1 and world_size % int(local) == 0):
         return None
     return world_size // int(local)
+
+
+SAFE_PATH = "PYTHONSAFEPATH"
+
+
+@contextlib.contextmanager
+def children_without_working_folder() -> Iterator[None]:
+    """Python processes started inside the block do not put the working folder (or their script's folder)
+    first on their path (module docstring). A `PYTHONSAFEPATH` the user set, even empty (off), is theirs."""
+    if SAFE_PATH in os.environ:
+        yield
+        return
+    os.environ[SAFE_PATH] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(SAFE_PATH, None)

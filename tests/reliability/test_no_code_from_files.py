@@ -1,4 +1,5 @@
-"""No file a command reads runs code: a YAML tag that builds a Python object, and a dataset loading script.
+"""No file a command reads runs code: a YAML tag that builds a Python object, a dataset loading script, and
+a module in the working folder that a command's worker processes would import.
 
 Each file below is crafted to write a marker file if its code ever ran. The YAML files (a config, a study
 file, a task file) go through `yamltext.read_yaml`, a `SafeLoader`: the tag is refused in one line, as any
@@ -11,6 +12,8 @@ torch.compile's cache (test_compile_cache.py) and the assets' sdists (tests/data
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,3 +66,35 @@ def test_a_hub_mirror_with_a_loading_script_is_refused_and_runs_nothing(tmp_path
     code, err = cli(argv, capsys)
     assert_one_line(code, err, r"cannot load me/reviews from .*: Dataset scripts are no longer supported")
     assert not marker.exists() and not Path(tmp_path / "e").exists()
+
+
+SHADOW = """import os, pathlib, sys
+pathlib.Path({marker!r}).write_text("ran")
+here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+del sys.modules[__name__]
+import multiprocessing as _standard
+sys.modules[__name__] = _standard
+"""
+"""A `multiprocessing` package that records its import, then hands over to the standard one."""
+
+
+@pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="PYTHONSAFEPATH, which keeps it off, came in Python 3.11"
+)
+def test_a_module_in_the_working_folder_is_not_imported_by_a_commands_workers(tmp_path, capsys, monkeypatch):
+    """`data tokenizer` trains in a spawned process, `python -c ...`, which put the working folder first on
+    its path: a `multiprocessing/` there was imported in place of the standard one, and its code ran."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    marker = tmp_path / "pwned"
+    (tmp_path / "multiprocessing").mkdir()
+    (tmp_path / "multiprocessing" / "__init__.py").write_text(SHADOW.format(marker=str(marker)))
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+    lines = (" ".join(words[(i * 7 + j * 3) % len(words)] for j in range(12)) for i in range(300))
+    (tmp_path / "corpus.txt").write_text("\n".join(lines) + "\n")
+    argv = ["data", "tokenizer", "--source", "corpus.txt", "--vocab-size", "300", "--out", tmp_path / "t"]
+    code, err = cli(argv, capsys)
+    assert code == 0, err
+    assert not marker.exists(), "a worker imported the working folder's multiprocessing"
+    assert "PYTHONSAFEPATH" not in os.environ  # for the command's length only
