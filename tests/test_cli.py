@@ -139,6 +139,15 @@ def test_python_dash_m_encoderlab_runs_the_cli():
     assert done.stdout.startswith("encoderlab "), done.stdout
 
 
+def test_python_dash_m_encoderlab_imports_nothing_from_the_working_folder(tmp_path):
+    # was: `python -m` put the working folder first on the path, so its ast.py was imported by the cli, and ran
+    marker = tmp_path / "pwned"
+    (tmp_path / "ast.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    argv = [sys.executable, "-m", "encoderlab", "--version"]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and not marker.exists(), done.stderr
+
+
 def _one_line_error(capsys, argv) -> str:
     with pytest.raises(SystemExit) as exc:
         main(argv)
