@@ -103,3 +103,24 @@ def test_a_cache_folder_the_user_names_is_theirs_to_vouch_for(temp, tmp_path, mo
     monkeypatch.setenv(CACHE_ENV, str(mine))
     private_compile_cache()
     assert os.environ[CACHE_ENV] == str(mine) and not default_compile_cache().exists()
+
+
+def test_a_folder_writable_by_the_users_private_group_is_taken(temp, monkeypatch):
+    """Ubuntu's umask 002 made torch's own folder 775: group-writable, the group the user's alone."""
+    import grp
+    import pwd
+
+    me = pwd.getpwuid(os.getuid())
+    private = grp.struct_group((me.pw_name, "x", me.pw_gid, []))
+    monkeypatch.setattr(grp, "getgrgid", lambda gid: private)
+    folder = default_compile_cache()
+    folder.mkdir()
+    folder.chmod(0o775)
+    if folder.stat().st_gid != me.pw_gid:
+        pytest.skip("the temp folder gives a new folder another group than the user's own (setgid)")
+    private_compile_cache()
+    assert os.environ[CACHE_ENV] == str(folder)
+    shared = grp.struct_group(("staff", "x", me.pw_gid, [me.pw_name, "bob"]))
+    monkeypatch.setattr(grp, "getgrgid", lambda gid: shared)
+    with pytest.raises(UserError, match=r"is writable by its group \(gid \d+\), which other users may be in"):
+        private_compile_cache()

@@ -10,7 +10,8 @@ a cache entry that runs their code in alice's next compiled run: a file read tha
 
 `private_compile_cache` closes that before the first `torch.compile`: with `TORCHINDUCTOR_CACHE_DIR`
 unset, the default folder is made here with mode 0700 if it is absent, and an existing one is taken only
-if it is a real folder (not a link) owned by this user and writable by no one else; otherwise the
+if it is a real folder (not a link) owned by this user and writable by no one else (group write only
+through the user's private group: a umask of 002 leaves torch's own folder 775); otherwise the
 command refuses in one line naming the folder and both ways out. Inside a folder only its owner can
 write to, nothing can be planted, and the sticky bit of `/tmp` keeps others from swapping the folder.
 
@@ -84,6 +85,25 @@ def _not_private(folder: Path) -> str | None:
         return "is not a folder"
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         return f"belongs to another user (uid {info.st_uid})"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"is writable by other users (mode {stat.S_IMODE(info.st_mode):o})"
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & stat.S_IWOTH:
+        return f"is writable by other users (mode {mode:o})"
+    if mode & stat.S_IWGRP and not _private_group(info.st_gid):
+        return f"is writable by its group (gid {info.st_gid}), which other users may be in (mode {mode:o})"
     return None
+
+
+def _private_group(gid: int) -> bool:
+    """Whether `gid` is this user's private group: its primary group, named as the user and listing no one
+    else, as Debian, Ubuntu and Fedora make one per user. Their umask 002 leaves torch's own folder
+    group-writable (775), which lets no one else in; any other group might."""
+    try:
+        import grp
+        import pwd
+    except ImportError:  # not POSIX: no groups to judge
+        return False
+    try:
+        user, group = pwd.getpwuid(os.getuid()), grp.getgrgid(gid)
+    except KeyError:  # a uid or gid without a name
+        return False
+    return gid == user.pw_gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
