@@ -131,3 +131,8 @@ def test_the_json_page_of_an_index_is_read_as_the_html_one(tmp_path, monkeypatch
     )
     with pytest.raises(LookupError, match="y-1.tar.gz was not found on https://example.org/simple/x/"):
         sdist.file_url("https://example.org/simple", "X", "y-1.tar.gz")
+
+
+def test_an_index_address_is_logged_without_its_password():
+    assert sdist.shown("https://me:secret@mirror.example/simple/") == "https://mirror.example/simple/"
+    assert sdist.shown("https://pypi.org/simple/x/") == "https://pypi.org/simple/x/"

@@ -79,8 +79,14 @@ def file_url(index: str, package: str, filename: str) -> str:
         links.feed(body.decode("utf-8", errors="replace"))
         hrefs = [h for h in links.hrefs if _named(h) == filename]
     if not hrefs:
-        raise LookupError(f"{filename} was not found on {page}")
+        raise LookupError(f"{filename} was not found on {shown(page)}")
     return urllib.parse.urldefrag(urllib.parse.urljoin(page, hrefs[0])).url
+
+
+def shown(url: str) -> str:
+    """`url` without the user and password an index address may carry (the log is kept for the user)."""
+    parts = urllib.parse.urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
 def _named(href: str) -> str:
@@ -107,14 +113,14 @@ def main(argv: list[str] | None = None) -> int:
             gone = (
                 f"{filename} was not found: " if exc.code in (404, 410) else ""
             )  # as `cache._GONE_ERRORS` read
-            print(f"{gone}{exc.code} {exc.reason} at {exc.url}")
+            print(f"{gone}{exc.code} {exc.reason} at {shown(exc.url)}")
             return 1
         except LookupError as exc:
             print(exc)
             return 1
         except (urllib.error.URLError, OSError) as exc:  # refused, unresolved, timed out: a network's
             problem = str(getattr(exc, "reason", exc))
-    print(f"could not fetch {filename} from {index}: {problem}")
+    print(f"could not fetch {filename} from {shown(index)}: {problem}")
     return 1
 
 
