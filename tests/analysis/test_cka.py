@@ -80,6 +80,39 @@ def test_cka_of_a_constant_matrix_is_nan():
     assert math.isnan(linear_cka(np.ones((10, 3)), np.random.default_rng(0).normal(size=(10, 3))))
 
 
+@pytest.mark.parametrize("value", [0.1, 0.7, 1e5 + 0.1])
+def test_cka_of_a_matrix_constant_up_to_the_rounding_of_its_mean_is_nan(value):
+    # the mean of 500 rows of 0.1 is not 0.1 exactly: the centred features were rounding noise (1e-17),
+    # and CKA of them about 7e-34 (a divergence of 1, "as different as can be") where it is undefined
+    x = np.full((500, 8), value)
+    assert math.isnan(linear_cka(x, np.random.default_rng(0).normal(size=(500, 8))))
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e-160])
+def test_cka_is_invariant_to_scales_whose_squared_norms_leave_float64(scale):
+    # ||X^T X||_F of the scaled features overflowed (CKA 0.0) or underflowed (NaN, read as constant)
+    x, y = _pair(60, 12, 10, 4)
+    assert linear_cka(x * scale, y) == pytest.approx(_gram_cka(x, y), rel=1e-9)
+    assert linear_cka(x, y * scale) == pytest.approx(_gram_cka(x, y), rel=1e-9)
+
+
+def test_a_layer_constant_up_to_the_rounding_of_its_mean_has_an_undefined_cka_not_a_ratio(tokenizer):
+    # block 1's output LayerNorm with zero weight: every token of every text leaves the block as its bias,
+    # and the mean over a text's tokens is that bias up to the rounding of 1/length (1e-16). CKA of the
+    # rounding read 0.15 and "3.4x seed noise" for a layer that holds nothing about the texts.
+    a, b, twin = (make_adapter("bert", seed) for seed in (0, 1, 2))
+    with torch.no_grad():
+        a.layers[1].output.LayerNorm.weight.zero_()
+    texts = list(dict.fromkeys(make_texts(80, lo=1, hi=12)))[:60]
+    feats = pooled_features(a, tokenizer, texts)[1]
+    assert not bool((feats == feats[:1]).all())  # not exactly constant: the rounding differs by length
+    report = compare((a, tokenizer), (b, tokenizer), texts, baseline=(twin, tokenizer), n=MIN_TEXTS)
+    assert math.isnan(report.layers[1].cka) and all(math.isnan(r) for r in report.layers[1].ratio_per_seed)
+    assert math.isfinite(report.layers[0].cka)
+    sentence = low_layer_summary(report).sentence()
+    assert "nan" not in sentence and "an undefined multiple in layers 1-2" in sentence
+
+
 def test_float64_rescues_features_whose_float32_norms_underflow():
     # Tiny activations: ||X^T X||_F^2 ~ (n * 1e-13^2)^2 * d^2 is below float32's smallest subnormal.
     x, y = _pair(200, 16, 16, 3)
@@ -253,7 +286,12 @@ def test_a_layer_constant_across_texts_has_an_undefined_ratio_not_an_infinite_on
     assert all(math.isnan(r) for r in undefined.ratio_per_seed)
     assert defined.ratio_per_seed == pytest.approx([0.2 / 0.1, 0.3 / 0.05])
     report = CkaReport([undefined, defined, defined], 10, [42, 43], Encoding(max_length=32), distinct_draws=2)
-    assert "a layer's CKA is undefined (its features are constant" in low_layer_summary(report).sentence()
+    sentence = low_layer_summary(report).sentence()
+    assert "a layer's CKA is undefined (its features are constant" in sentence
+    # the low layer's mean ratio is NaN: it read "layer 0 diverges nanx seed noise"
+    assert "nan" not in sentence and sentence.startswith(
+        "layer 0 diverges an undefined multiple of seed noise"
+    )
 
 
 def test_the_band_over_sampling_seeds_is_the_sample_sd():

@@ -63,10 +63,32 @@ PAPER2_SEEDS = (42, 43, 44)
 """The paper's sampling seeds (thesis, plots/chapter5/data/cka_mlm_control_heldout.json)."""
 
 
+ROUNDING = 1e-11
+"""Spread across rows, relative to a column's own magnitude, below which the column is read as constant
+(`linear_cka`). The mean pooling of a token-constant layer leaves about 3e-17 per token of rounding in
+float64 (2e-13 at 8,192 tokens), and a mean of 0.1 is not 0.1 exactly: such a layer's centred features
+were rounding noise, and CKA of them a number (0.15, a ratio of 3.4x seed noise) where it is undefined.
+A float32 (or coarser) hidden state that does vary moves a pooled value by 1e-8 of it or more."""
+
+
+def _centred(x: torch.Tensor) -> torch.Tensor | None:
+    """Column-centred `x` scaled to a largest entry of 1 (CKA is invariant to isotropic scaling; the
+    products below neither overflow nor underflow in float64 whatever the magnitude), or None when
+    every column is constant up to the rounding of its mean (`ROUNDING`)."""
+    if x.numel() == 0:
+        return None
+    centred = x - x.mean(0, keepdim=True)
+    spread = centred.abs().amax(0)
+    if bool((spread <= ROUNDING * x.abs().amax(0)).all()):
+        return None
+    return centred / spread.max()
+
+
 def linear_cka(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray) -> float:
     """Linear CKA between (n, d1) and (n, d2) feature matrices, computed in float64.
 
-    Returns NaN when either matrix is constant across rows (CKA is undefined there).
+    Returns NaN when either matrix is constant across rows (CKA is undefined there), rounding of the
+    mean included (`ROUNDING`).
     """
     x = torch.as_tensor(x).to(torch.float64)
     y = torch.as_tensor(y).to(torch.float64)
@@ -74,12 +96,11 @@ def linear_cka(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray) -> fl
         raise ValueError(
             f"CKA needs two (n, d) matrices with the same n, got {tuple(x.shape)} and {tuple(y.shape)}"
         )
-    x = x - x.mean(0, keepdim=True)
-    y = y - y.mean(0, keepdim=True)
+    x, y = _centred(x), _centred(y)
+    if x is None or y is None:
+        return math.nan
     cross = torch.linalg.matrix_norm(y.T @ x) ** 2
     norm = torch.linalg.matrix_norm(x.T @ x) * torch.linalg.matrix_norm(y.T @ y)
-    if norm == 0:
-        return math.nan
     # Rounding can put the ratio a few ulps above 1 for identical inputs.
     return float(min(cross / norm, 1.0))
 

@@ -122,7 +122,10 @@ class LowLayerSummary:
         def layers(group) -> str:  # "layer 0" on a tiny model, whose low group is one layer
             return f"{noun(len(group), 'layer')} {format_layers(group)}"
 
-        def times(ratio: float, what: str = "") -> str:  # an infinite ratio read "infx seed noise"
+        # an infinite ratio read "infx seed noise", an undefined one "nanx"
+        def times(ratio: float, what: str = "") -> str:
+            if math.isnan(ratio):  # a layer of constant features (the end of the sentence says so)
+                return f"an undefined multiple{' of' + what if what else ''}"
             return (
                 f"{ratio:.2f}x{what}"
                 if not math.isinf(ratio)
