@@ -166,6 +166,27 @@ def test_cka_refuses_a_twin_of_another_architecture_than_b(folders, tmp_path, ca
     assert not (tmp_path / "o").exists()
 
 
+def test_cka_refuses_a_twin_with_another_tokenizer_than_b(folders, tmp_path, capsys, monkeypatch):
+    """A twin of B's architecture and vocabulary size but another tokenizer ran: its divergence from B, which
+    every ratio divides by, mixed the two tokenizations with seed noise."""
+    from tests.reliability.treestate import assert_unchanged, world_state
+
+    from encoderlab.data.tokenizer import tokenizer_hash
+
+    other = make_tokenizer([f"v{i}" for i in range(60)])  # 65 ids, as B's
+    twin = save_model_folder(make_model(2), tmp_path / "twin", tokenizer=other)
+    argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", str(twin), "--n", "50"]
+    argv += ["--texts", str(folders["root"] / "texts.txt"), "--out", str(tmp_path / "o")]
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path, folders["root"])
+    hashes = [tokenizer_hash(t)[:12] for t in (other, make_tokenizer())]
+    one_line_error(
+        capsys, argv, f"--baseline {twin} is not a seed twin of model B ({folders['b']}): their tokenizers "
+        f"differ (sha256 {hashes[0]} and {hashes[1]}), so its divergence from B would mix the tokenization",
+    )  # fmt: skip
+    assert_unchanged(before)
+
+
 def test_a_max_length_the_special_tokens_fill_is_refused(folders, tmp_path, capsys):
     """`--max-length 2` with a [CLS] ... [SEP] tokenizer read no text: a token task had no word left (a
     ValueError traceback after the feature cache was written), a sequence task and CKA constant features."""

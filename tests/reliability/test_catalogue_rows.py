@@ -384,6 +384,7 @@ NAMED = {
     "curves-two-poolings": "tests.eval.test_model_pooling::test_a_changed_clf_pooling_is_evaluated_again_under_its_own_key",
     "cka-twin-is-a": "tests.analysis.test_commands::test_cka_refuses_a_twin_with_the_weights_of_a",
     "cka-twin-other-architecture": "tests.analysis.test_commands::test_cka_refuses_a_twin_of_another_architecture_than_b",
+    "cka-twin-other-tokenizer": "tests.analysis.test_commands::test_cka_refuses_a_twin_with_another_tokenizer_than_b",
     "cka-features-not-finite": "tests.analysis.test_broken_inputs::test_a_model_with_nan_weights_is_refused_not_read_as_constant_features",
     "cka-texts-read-as-one-input": "tests.analysis.test_broken_inputs::test_texts_the_tokenizer_reads_as_one_input_are_refused_not_reported_as_nan",
     "cka-texts-repeated": "tests.analysis.test_broken_inputs::test_texts_written_twice_do_not_pass_the_minimum_of_cka",

@@ -94,8 +94,8 @@ def _check_twin(pairs: dict, named: dict[str, str]) -> None:
     """Refuse a `--baseline` that cannot be B's seed twin, each of which ran and reported numbers that
     measure nothing: B's very weights (B itself, its run folder, a copy: every seed-noise divergence 0,
     every ratio infinite), A's very weights (the seed noise is then A vs B itself, so every ratio is 1
-    by construction), or another architecture than B's (a twin is B's recipe at another seed, so its
-    divergence from B would mix architecture with seed noise)."""
+    by construction), or another architecture or tokenizer than B's (a twin is B's recipe at another seed,
+    so its divergence from B would mix architecture or tokenization with seed noise)."""
     from encoderlab.model.fingerprint import fingerprint
 
     if "B'" not in pairs:
@@ -117,6 +117,16 @@ def _check_twin(pairs: dict, named: dict[str, str]) -> None:
         raise UserError(
             f"--baseline {twin} is not a seed twin of model B ({named['B']}): their architectures differ "
             f"({diff}); {fix}"
+        )
+    from encoderlab.data.tokenizer import tokenizer_hash
+
+    # one vocabulary size passes the architecture; the twin's divergence then mixed tokenization with seed
+    hashes = [tokenizer_hash(pairs[name][1]) for name in ("B'", "B")]
+    if hashes[0] != hashes[1]:
+        raise UserError(
+            f"--baseline {twin} is not a seed twin of model B ({named['B']}): their tokenizers differ "
+            f"(sha256 {hashes[0][:12]} and {hashes[1][:12]}), so its divergence from B would mix the "
+            f"tokenization with seed noise; {fix}"
         )
 
 
