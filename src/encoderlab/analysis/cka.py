@@ -11,6 +11,12 @@ Why the feature-space form: it never builds the N x N Gram matrices, costs O(N d
 form that agrees with the Gram/HSIC form to rounding error (tested). Why float64: the paper
 reports that a single-precision computation underflowed on deep layers; squared Frobenius norms
 of pooled states span many orders of magnitude, and float32 loses them (a test builds such a case).
+The centred features are scaled to a largest entry of 1 first (CKA does not see the scale), so no
+magnitude overflows or underflows even in float64. A matrix that varies across texts by less than the
+rounding of its mean (`ROUNDING`, per column) is constant, and its CKA undefined: the trade-off is that a
+real variation below 1e-11 of a column's magnitude is read as none, far below what a float32 or coarser
+model can produce; a layer constant only in exact arithmetic, whose float32 rounding differs per text, is
+not caught (a tolerance of the model's precision would drop real half-precision features).
 
 How many texts. With N texts the centred features have rank at most N - 1 and linear CKA is biased
 upwards when N is small against the width: for two unrelated Gaussian representations of widths
