@@ -14,8 +14,8 @@ of pooled states span many orders of magnitude, and float32 loses them (a test b
 The centred features are scaled to a largest entry of 1 first (CKA does not see the scale), so no
 magnitude overflows or underflows even in float64. A matrix that varies across texts by less than the
 rounding of its mean (`ROUNDING`, per column) is constant, and its CKA undefined: the trade-off is that a
-real variation below 1e-11 of a column's magnitude is read as none, far below what a float32 or coarser
-model can produce; a layer constant only in exact arithmetic, whose float32 rounding differs per text, is
+real variation below 1e-11 of a column's magnitude is read as none (texts of other content differ far
+more in a float32 or coarser model); a layer constant only in exact arithmetic, whose float32 rounding differs per text, is
 not caught (a tolerance of the model's precision would drop real half-precision features).
 
 How many texts. With N texts the centred features have rank at most N - 1 and linear CKA is biased
@@ -74,7 +74,8 @@ ROUNDING = 1e-11
 (`linear_cka`). The mean pooling of a token-constant layer leaves about 3e-17 per token of rounding in
 float64 (2e-13 at 8,192 tokens), and a mean of 0.1 is not 0.1 exactly: such a layer's centred features
 were rounding noise, and CKA of them a number (0.15, a ratio of 3.4x seed noise) where it is undefined.
-A float32 (or coarser) hidden state that does vary moves a pooled value by 1e-8 of it or more."""
+A column reads as constant only where every text's pooled value agrees with the others to 11 digits,
+which texts of other content never do in a float32 (or coarser) model."""
 
 
 def _centred(x: torch.Tensor) -> torch.Tensor | None:
