@@ -136,3 +136,51 @@ def test_the_json_page_of_an_index_is_read_as_the_html_one(tmp_path, monkeypatch
 def test_an_index_address_is_logged_without_its_password():
     assert sdist.shown("https://me:secret@mirror.example/simple/") == "https://mirror.example/simple/"
     assert sdist.shown("https://pypi.org/simple/x/") == "https://pypi.org/simple/x/"
+
+
+def test_the_indexes_are_pips_in_pips_order(tmp_path, monkeypatch):
+    for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    conf = tmp_path / "pip.conf"
+    conf.write_text(
+        "[global]\nindex-url = https://mirror.example/simple/\nextra-index-url =\n"
+        "    https://one.example/simple/\n    file:///opt/wheels-index/\n"
+    )
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    assert sdist.index_urls() == [
+        "https://mirror.example/simple/", "https://one.example/simple/", "file:///opt/wheels-index/",
+    ]  # fmt: skip
+    conf.write_text(conf.read_text() + "[download]\nindex-url = https://download.example/simple/\n")
+    assert sdist.index_urls()[0] == "https://download.example/simple/"
+    monkeypatch.setenv("PIP_INDEX_URL", "https://env.example/simple/")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    assert sdist.index_urls() == ["https://env.example/simple/"]
+    assert sdist.index_urls({}) == ["https://env.example/simple/"]
+    monkeypatch.delenv("PIP_INDEX_URL")
+    assert sdist.index_urls({}) == [sdist.DEFAULT_INDEX]
+
+
+def test_an_index_without_the_file_passes_to_the_next_a_file_folder_index_included(index, tmp_path):
+    url, source, marker = index
+    folder = tmp_path / "index"  # the served tree, read as a file:// index folder
+    dest = tmp_path / "out.tar.gz"
+    missing = url.replace("/simple/", "/nothing/")  # the server answers 404 for every page under it
+    assert (
+        sdist.main([source.package, source.filename, str(dest), missing, (folder / "simple").as_uri()]) == 0
+    )
+    assert hashlib.sha256(dest.read_bytes()).hexdigest() == source.sha256
+    assert sdist.main([source.package, source.filename, str(dest), missing, url]) == 0
+    assert not marker.exists()
+
+
+def test_no_index_listing_the_file_is_its_not_found_line_and_an_unreachable_one_a_network_line(
+    index, tmp_path, capsys
+):
+    url, source, _ = index
+    args = [source.package, "evilpkg-2.0.tar.gz", str(tmp_path / "x")]
+    assert sdist.main([*args, url, (tmp_path / "none").as_uri()]) == 1
+    assert capsys.readouterr().out.startswith("evilpkg-2.0.tar.gz was not found")
+    assert sdist.main([*args, "http://127.0.0.1:9/simple/", url]) == 1
+    assert capsys.readouterr().out.startswith(
+        "could not fetch evilpkg-2.0.tar.gz from http://127.0.0.1:9/simple/"
+    )

@@ -12,19 +12,27 @@ and copied as bytes: `python -m encoderlab.data.assets.sdist INDEX PACKAGE FILEN
 `cache.py` as the other clients are (its log, its exit status, the progress bar over its file), so the
 file is verified against its pin before it is renamed into place, exactly as before. Nothing in it is read.
 
+The indexes are pip's own, in pip's order: its index (`PIP_INDEX_URL`, else pip.conf's `download`, then
+`global` `index-url`, else PyPI's), then its extra indexes (`PIP_EXTRA_INDEX_URL` or pip.conf's
+`extra-index-url`), read with `pip config list` (pip alone runs: it reads its files, no package). The first
+index whose page lists the file serves it; a mirror configured for pip (a cluster behind a firewall) serves
+the sdist as it served the wheels. A `file://` index folder is read through its `index.html`, as pip does.
+
 Trade-offs: this is a small HTTP client of our own, where the others are the registries' (pip, npm,
-apt-get). urllib honours the `*_proxy` environment; the index is `PIP_INDEX_URL` when set, else PyPI's; a
-pip.conf index, pip's credentials store and keyring are not read. Behind such a setup, the pinned file can
-be put into `$ENCODERLAB_HOME/downloads/` by hand: fetch checks it against its pin and uses it.
+apt-get). urllib honours the `*_proxy` environment; pip's credentials store and keyring are not read (a
+password in an index address is). Behind such a setup, the pinned file can be put into
+`$ENCODERLAB_HOME/downloads/` by hand: fetch checks it against its pin and uses it.
 """
 
 from __future__ import annotations
 
+import ast
 import html.parser
 import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import urllib.error
 import urllib.parse
@@ -32,20 +40,61 @@ import urllib.request
 from pathlib import Path
 
 DEFAULT_INDEX = "https://pypi.org/simple/"
-INDEX_ENV = "PIP_INDEX_URL"
 JSON_PAGE = "application/vnd.pypi.simple.v1+json"
 TIMEOUT_S = 30
 TRIES = 3
 
 
-def index_url() -> str:
-    """The package index sdists are fetched from: `PIP_INDEX_URL`, as pip reads it, else PyPI's."""
-    return os.environ.get(INDEX_ENV) or DEFAULT_INDEX
+def pip_settings() -> dict[str, str]:
+    """pip's configured values as `pip config list` prints them (`global.index-url` -> its value); {} when
+    pip is absent or fails. Only pip runs, reading its own files: no package code."""
+    try:
+        listed = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    pairs = (line.partition("=") for line in listed.splitlines())
+    return {key.strip(): _unquoted(value.strip()) for key, sep, value in pairs if sep}
 
 
-def client_command(index: str, package: str, filename: str, dest: Path) -> list[str]:
-    """The command that writes `filename` of `package` from `index` to `dest` (this module, run alone)."""
-    return [sys.executable, "-m", __name__, index, package, filename, str(dest)]
+def _unquoted(shown: str) -> str:
+    """A value `pip config list` shows as its Python repr (a multi-line extra-index-url as '...\\n...');
+    literal_eval reads literals only, nothing runs."""
+    try:
+        value = ast.literal_eval(shown)
+    except (ValueError, SyntaxError):
+        return shown
+    return value if isinstance(value, str) else shown
+
+
+def _setting(settings: dict[str, str], name: str) -> str:
+    """One pip setting by pip's precedence for `pip download`: environment, then [download], then [global]."""
+    env = os.environ.get("PIP_" + name.upper().replace("-", "_"))
+    if env is not None:
+        return env
+    return (
+        settings.get(f":env:.{name}")
+        or settings.get(f"download.{name}")
+        or settings.get(f"global.{name}", "")
+    )
+
+
+def index_urls(settings: dict[str, str] | None = None) -> list[str]:
+    """The indexes pip would search, in its order: its index (PyPI's unless set), then its extra indexes."""
+    settings = pip_settings() if settings is None else settings
+    extras = _setting(settings, "extra-index-url").split()
+    return [_setting(settings, "index-url") or DEFAULT_INDEX, *extras]
+
+
+def client_command(indexes: list[str], package: str, filename: str, dest: Path) -> list[str]:
+    """The command that writes `filename` of `package` from the first of `indexes` listing it to `dest`
+    (this module, run alone)."""
+    return [sys.executable, "-m", __name__, package, filename, str(dest), *indexes]
 
 
 def project_page(index: str, package: str) -> str:
@@ -69,9 +118,7 @@ class _Links(html.parser.HTMLParser):
 def file_url(index: str, package: str, filename: str) -> str:
     """The address of `filename` on `package`'s page; LookupError when the page does not list it."""
     page = project_page(index, package)
-    request = urllib.request.Request(page, headers={"Accept": f"{JSON_PAGE}, text/html;q=0.1"})
-    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
-        body, kind = answer.read(), answer.headers.get_content_type()
+    body, kind = _read_page(page)
     if kind == JSON_PAGE:
         hrefs = [f.get("url", "") for f in json.loads(body).get("files", []) if f.get("filename") == filename]
     else:
@@ -81,6 +128,17 @@ def file_url(index: str, package: str, filename: str) -> str:
     if not hrefs:
         raise LookupError(f"{filename} was not found on {shown(page)}")
     return urllib.parse.urldefrag(urllib.parse.urljoin(page, hrefs[0])).url
+
+
+def _read_page(page: str) -> tuple[bytes, str]:
+    """A project page's bytes and content type; a `file://` index folder's page is its index.html (pip's
+    rule), served as HTML."""
+    parts = urllib.parse.urlsplit(page)
+    if parts.scheme == "file":
+        return Path(urllib.request.url2pathname(parts.path), "index.html").read_bytes(), "text/html"
+    request = urllib.request.Request(page, headers={"Accept": f"{JSON_PAGE}, text/html;q=0.1"})
+    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
+        return answer.read(), answer.headers.get_content_type()
 
 
 def shown(url: str) -> str:
@@ -101,26 +159,41 @@ def fetch(index: str, package: str, filename: str, dest: Path) -> None:
         shutil.copyfileobj(answer, out, 1 << 20)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Fetch, retrying a failed connection; one line on stdout for the log `cache.explain_failure` reads."""
-    index, package, filename, dest = argv if argv is not None else sys.argv[1:]
+def _from(index: str, package: str, filename: str, dest: Path) -> tuple[bool, str]:
+    """(fetched, why not) for one index, retrying a failed connection; a page without the file, or an index
+    answering 404/410, is that index's "not found" (pip then asks the next index too)."""
     problem = ""
     for _ in range(TRIES):
         try:
-            fetch(index, package, filename, Path(dest))
-            return 0
+            fetch(index, package, filename, dest)
+            return True, ""
         except urllib.error.HTTPError as exc:  # the index answered: trying again changes nothing
             gone = (
                 f"{filename} was not found: " if exc.code in (404, 410) else ""
             )  # as `cache._GONE_ERRORS` read
-            print(f"{gone}{exc.code} {exc.reason} at {shown(exc.url)}")
-            return 1
+            return False, f"{gone}{exc.code} {exc.reason} at {shown(exc.url)}"
         except LookupError as exc:
-            print(exc)
-            return 1
+            return False, str(exc)
+        except FileNotFoundError as exc:  # a file:// index without this project's folder
+            return False, f"{filename} was not found: no {exc.filename}"
         except (urllib.error.URLError, OSError) as exc:  # refused, unresolved, timed out: a network's
             problem = str(getattr(exc, "reason", exc))
-    print(f"could not fetch {filename} from {shown(index)}: {problem}")
+    return False, f"could not fetch {filename} from {shown(index)}: {problem}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Fetch from the first index that has the file; else one line on stdout for the log
+    `cache.explain_failure` reads: a network failure's if any index could not be reached (the file may be
+    there), else the first index's "not found"."""
+    package, filename, dest, *indexes = argv if argv is not None else sys.argv[1:]
+    lines = []
+    for index in indexes:
+        fetched, why = _from(index, package, filename, Path(dest))
+        if fetched:
+            return 0
+        lines.append(why)
+    unreached = [line for line in lines if line.startswith("could not fetch")]
+    print((unreached or lines)[0])
     return 1
 
 
