@@ -8,13 +8,17 @@ suggested `--set`, a flag a study file has none of.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from tests.reliability.test_hostile_arguments import assert_refused_untouched, write_texts
 
+from encoderlab.errors import UserError
 from encoderlab.study.catalog import get_study
+from encoderlab.study.evalnodes import study_tasks
 from encoderlab.study.files import dump_study, load_study_file
+from encoderlab.study.needs import suite_families
 
 STUDY = {
     "name": "mini",
@@ -210,10 +214,48 @@ def test_a_claim_on_a_family_no_task_file_gives_is_refused_before_anything_is_wr
     }
     pattern = (
         r"study mini: claim t \(beats\) compares a and b on TC, and a and b are fine-tuned on no TC task \(tasks: "
-        r"mine\); the task files have no TC task, so add a task file of family tc to eval.task_files, or drop "
-        r"the claim$"
+        r"mine\); add a task file of family tc to eval.task_files \(the task files give SC \(mine\) only; "
+        r'docs/evaluation.md, "Your own tasks \(task files\)"\), or drop the claim$'
     )
     _refused(tmp_path, capsys, monkeypatch, "study-claim-family-not-in-task-files", study, pattern)
+
+
+@pytest.mark.parametrize(
+    "files,fix",
+    [
+        (
+            {"mine": "sc"},
+            r"add a TC task of suite pocket \(wnut16, brown-pos\) to eval.tasks, or a task file of family tc to "
+            r"eval.task_files \(the task files give SC \(mine\) only; ",
+        ),
+        (
+            {"mine": "sc", "tags": "tc"},
+            r"add a TC task of the task files \(tags\) or of suite pocket \(wnut16, brown-pos\) to eval.tasks, or "
+            r"drop the claim$",
+        ),
+    ],
+    ids=["files-of-another-family", "a-file-of-the-family"],
+)
+def test_a_family_claims_fix_beside_a_suite_tells_the_task_files_from_the_suite(tmp_path, files, fix):
+    """With the default suite beside task files: a task file's task was offered as the suite's ("of suite
+    pocket (wnut16, brown-pos, tags)"), and with files of another family only the suite's tasks, never a
+    task file of the family, were offered."""
+    write_texts(tmp_path)
+    for name, family in files.items():
+        data = {"train": "train.jsonl", "test": "test.jsonl"}
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, "family": family, "data": data}))
+    study = {
+        **STUDY,
+        **TWO_RUNS,
+        "eval": {"task_files": [f"{n}.yaml" for n in files], "tasks": ["mine"]},
+        "claims": [{"id": "t", "kind": "beats", "a": "a", "b": "b", "family": "tc", "text": "t"}],
+    }
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    spec = load_study_file(tmp_path / "s.yaml")
+    # the graph's backend as `study_tasks` reads it: the suite's and the task files' {task: family}
+    backend = SimpleNamespace(file_tasks=lambda _: files, suite_tasks=suite_families)
+    with pytest.raises(UserError, match=r"fine-tuned on no TC task \(tasks: mine\); " + fix):
+        study_tasks(spec, backend)
 
 
 @pytest.mark.parametrize("name", ["paper1-pfs", "paper2-detour"])

@@ -41,7 +41,7 @@ def study_tasks(spec: StudySpec, backend: Backend) -> tuple[dict[str, str], dict
         )
     # A claim on a family no task file gives was planned, trained and evaluated, then reported "not tested":
     # the file's check (`specproblems`) sees a suite's families only, a task file's are read here.
-    if own and (untested := [x for c in spec.claims for x in family_untested(spec, c, families)]):
+    if own and (untested := [x for c in spec.claims for x in family_untested(spec, c, families, own)]):
         raise UserError(f"study {spec.name}: {'; '.join(untested)}")
     return own, families
 

@@ -404,9 +404,12 @@ def _family_untested(spec: StudySpec, c: ClaimSpec) -> list[str]:
     return family_untested(spec, c, families)
 
 
-def family_untested(spec: StudySpec, c: ClaimSpec, families: dict[str, str]) -> list[str]:
+def family_untested(
+    spec: StudySpec, c: ClaimSpec, families: dict[str, str], own: dict[str, str] | None = None
+) -> list[str]:
     """The line of a `beats` claim on a family that a run of it is fine-tuned on no task of, `families` the
-    study's {task: family} (its suite's and its task files'); none for another claim."""
+    study's {task: family} (its suite's and its task files'), `own` its task files' alone; none for another
+    claim."""
     if c.kind != "beats" or c.family is None:
         return []
     ev = spec.eval
@@ -414,16 +417,9 @@ def family_untested(spec: StudySpec, c: ClaimSpec, families: dict[str, str]) -> 
     lacking = [r for r in (c.a, c.b) if c.family not in {families.get(t) for t in tasks[r]}]
     if not lacking:
         return []
-    fam, offer = c.family.upper(), [t for t, f in families.items() if f == c.family]
+    fam = c.family.upper()
     where = " and ".join(
         dict.fromkeys(f"run {r}'s tasks" if spec.run(r).tasks else "eval.tasks" for r in lacking)
-    )
-    within = f"suite {ev.suite}" if ev.suite else "the task files"
-    fix = (
-        f"add a {fam} task of {within} ({', '.join(offer)}) to {where}"
-        if offer
-        else f"{within} {'has' if ev.suite else 'have'} no {fam} task, so add a task file of family {c.family} "
-        "to eval.task_files"
     )
     said = {r: ", ".join(tasks[r]) for r in lacking}
     evaluated = (
@@ -433,6 +429,39 @@ def family_untested(spec: StudySpec, c: ClaimSpec, families: dict[str, str]) -> 
     )
     return [
         f"claim {c.id} (beats) compares {c.a} and {c.b} on {fam}, and {' and '.join(lacking)} "
-        f"{'is' if len(lacking) == 1 else 'are'} fine-tuned on no {fam} task ({evaluated}); {fix}, or drop "
-        "the claim"
+        f"{'is' if len(lacking) == 1 else 'are'} fine-tuned on no {fam} task ({evaluated}); "
+        f"{_family_fix(spec, c.family, families, own or {}, where)}, or drop the claim"
     ]
+
+
+def _family_fix(
+    spec: StudySpec, family: str, families: dict[str, str], own: dict[str, str], where: str
+) -> str:
+    """How to give a claim's runs a task of `family`: the study's tasks of it (its task files' and its
+    suite's, each named as such), else a task file of it. A study with task files none of which is of the
+    family is told what they give and where a task file is described: the suite's tasks alone were offered,
+    as if the files were a suite's, to a user who wanted a task file of the family."""
+    fam = family.upper()
+    offers = [
+        (w, [t for t, f in tasks.items() if f == family])
+        for w, tasks in (
+            ("the task files", own),
+            (f"suite {spec.eval.suite}", {t: f for t, f in families.items() if t not in own}),
+        )
+    ]
+    offered = " or ".join(f"of {w} ({', '.join(ts)})" for w, ts in offers if ts)
+    if own and not offers[0][1]:
+        given: dict[str, list[str]] = {}
+        for t, f in own.items():
+            given.setdefault(f.upper(), []).append(t)
+        what = " and ".join(f"{f} ({', '.join(ts)})" for f, ts in given.items())
+        file = (
+            f"a task file of family {family} to eval.task_files (the task files give {what} only; "
+            'docs/evaluation.md, "Your own tasks (task files)")'
+        )
+        return f"add a {fam} task {offered} to {where}, or {file}" if offered else f"add {file}"
+    if offered:
+        return f"add a {fam} task {offered} to {where}"
+    return (
+        f"suite {spec.eval.suite} has no {fam} task, so add a task file of family {family} to eval.task_files"
+    )
