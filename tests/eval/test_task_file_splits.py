@@ -52,6 +52,13 @@ def test_test_fraction_cuts_a_seeded_disjoint_test_split_from_train(tmp_path):
             {"test_fraction": 0.5},
             r"data.validation_fraction 0.05 of the 1 train example leaves none",
         ),
+        (  # was "...; lower it or add examples": one example is cut whole at any fraction
+            None,
+            1,
+            {"test": "test.csv"},
+            r"data.validation_fraction 0.05 of the 1 train example leaves none to train on; one example cannot "
+            r"be cut in two, whatever the fraction; add examples, or name a file \(data.validation\)$",
+        ),
         (None, 5, {"test_fraction": 1.0}, r"data.test_fraction must be between 0 and 1"),
         (
             "task-file-test-and-test-fraction",
@@ -93,6 +100,37 @@ def test_a_fraction_that_leaves_a_split_empty_is_one_line(tmp_path, capsys, case
     if case:
         assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize(
+    "family,header,row,pattern",
+    [
+        (
+            "tc",
+            "tokens,tags",
+            "Paris is,B-LOC O",
+            r"a row's tokens and tags must both be lists, got 'Paris is'",
+        ),
+        (
+            "qa",
+            "question,context,answers",
+            "Where?,Paris is,Paris",
+            r"a row's answers must be SQuAD's .*, got 'Paris'; a CSV or TSV cell is one text",
+        ),
+    ],
+    ids=["tc", "qa"],
+)
+def test_a_csv_of_list_cells_is_refused_for_its_cells_before_its_size(tmp_path, family, header, row, pattern):
+    """A tc or qa task's lists (tokens, tags, answers) cannot be a CSV's cells, at any number of rows: a
+    one-row train CSV was refused as "data.validation_fraction 0.05 of the 1 train example leaves none to
+    train on", and the user who added rows learnt only then that the file could never be read."""
+    for split in ("train", "test"):
+        (tmp_path / f"{split}.csv").write_text(f"{header}\n{row}\n")
+    path = _spec(tmp_path, name="one", family=family, data={"train": "train.csv", "test": "test.csv"})
+    with pytest.raises(
+        UserError, match=rf"^task file {re.escape(str(path))}: train split, line 2 of train.csv: {pattern}"
+    ):
+        load_task(task_from_file(path))
 
 
 def test_a_task_file_naming_a_key_twice_is_refused(tmp_path):

@@ -48,9 +48,9 @@ def _loaded_by_run_eval(tmp_path, monkeypatch, node) -> list[str]:
     loaded: list[str] = []
     real = custom.load_splits  # a task file's data read, by its folder
 
-    def counted(data, base, *args):
+    def counted(data, base, *args, **kwargs):
         loaded.append(base.name)
-        return real(data, base, *args)
+        return real(data, base, *args, **kwargs)
 
     monkeypatch.setattr(custom, "load_splits", counted)
     monkeypatch.setattr(nodes, "model_source", lambda ctx: "model")

@@ -257,9 +257,9 @@ def test_building_the_graph_loads_each_task_file_once(tmp_path, monkeypatch):
     loaded: list[str] = []
     real = custom.load_splits  # a task file's data read (by path: the folder of its task file)
 
-    def counted(data, base, *args):
+    def counted(data, base, *args, **kwargs):
         loaded.append(str(base))
-        return real(data, base, *args)
+        return real(data, base, *args, **kwargs)
 
     monkeypatch.setattr(custom, "load_splits", counted)
     graph = build_graph(spec, real_backend())

@@ -32,7 +32,7 @@ from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import FinetuneConfig, HubRepo, Inputs, PairSCOptions, Task
 from encoderlab.eval.tasks.beir import beir_data, beir_hub_id
 from encoderlab.eval.tasks.custom_data import DataSpec, load_splits
-from encoderlab.eval.tasks.custom_examples import examples, required_columns
+from encoderlab.eval.tasks.custom_examples import examples, refuse_text_cells, required_columns
 from encoderlab.eval.tasks.custom_family import (
     FAMILIES,
     METRICS,
@@ -284,7 +284,14 @@ def _task_from_file(path: Path) -> Task:
         query = (
             spec.columns.get("query", "query") if spec.family == "ir" else None
         )  # a query's rows: one side
-        found, places = load_splits(spec.data, path.parent, required_columns(spec), where, query)
+        found, places = load_splits(
+            spec.data,
+            path.parent,
+            required_columns(spec),
+            where,
+            query,
+            before_cut=lambda found, places: refuse_text_cells(spec, found, places, where),
+        )
         data = examples(spec, found, places, where)
         if places["validation"].from_train:  # noted where too small to pick an LR by (`cut_validation_note`)
             data = cut_validation(data)

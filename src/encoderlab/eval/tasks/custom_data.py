@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,12 +76,18 @@ class DataSpec:
 
 
 def load_splits(
-    data: DataSpec, base: Path, columns: tuple[str, ...], where: str, group: str | None = None
+    data: DataSpec,
+    base: Path,
+    columns: tuple[str, ...],
+    where: str,
+    group: str | None = None,
+    before_cut: Callable[[dict, dict[str, RowPlaces]], None] | None = None,
 ) -> tuple[dict, dict[str, RowPlaces]]:
     """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`, and
     {split: where its rows are in the data read}; `base` is the task file's folder, which local
     file names are relative to. Each split read must hold the `columns` (checked before a cut);
-    `group`: a column whose rows of one value a cut keeps on one side (an IR task's query column)."""
+    `group`: a column whose rows of one value a cut keeps on one side (an IR task's query column);
+    `before_cut`: the family's checks of the splits as read, run before a cut could refuse their size."""
     needed = ("train",) if data.test_fraction is not None else ("train", "test")
     if data.hub:
         if data.train or data.validation or data.test:
@@ -107,6 +113,8 @@ def load_splits(
                 )
         found, places = read_local(files, base, where)
     require_split_columns(found, places, columns, where)
+    if before_cut is not None:
+        before_cut(found, places)
     validation = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
     for split, fraction in (("test", data.test_fraction), ("validation", validation)):
         if split not in found:  # test first, so validation comes from what is left to train on
@@ -348,9 +356,18 @@ def _cut(
     of a `group` value the cut took joined to it (`_whole_groups`); a share that leaves nothing to train on
     is one line."""
     size = cut_size(fraction, train.num_rows)
+    # one example is cut whole at any fraction: "lower it" could not help (a one-row file was told to)
+    named = (
+        f"map a split to it (data.splits: {{{split}: NAME}})" if places.hub else f"name a file (data.{split})"
+    )
+    fix = (
+        "lower it or add examples"
+        if train.num_rows > 1
+        else f"one example cannot be cut in two, whatever the fraction; add examples, or {named}"
+    )
     refusal = UserError(
         f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} leaves "
-        "none to train on; lower it or add examples"
+        f"none to train on; {fix}"
     )
     try:
         parts = train.add_column(ORIGIN, list(places.order)).train_test_split(test_size=size, seed=seed)

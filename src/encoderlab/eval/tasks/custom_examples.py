@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from encoderlab.data.hub import import_datasets
 from encoderlab.eval.spec import NEGATIVE, TaskData
 from encoderlab.eval.tasks.custom_data import (
     SPLITS,
@@ -93,6 +94,29 @@ def examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: s
     return TaskData(
         ir_pairs(raw["train"], at["train"], order["train"]), evals["validation"], {"test": evals["test"]}
     )
+
+
+LIST_FIELDS = {"tc": ("tokens", "tags"), "qa": ("answers",)}
+"""The fields whose cells are lists or structs, which a CSV or TSV cell (one text) never is."""
+
+
+def refuse_text_cells(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> None:
+    """Refuse, before train is cut (`load_splits`' `before_cut`), a train split whose tc tokens and tags or
+    qa answers are read as plain values (a CSV or TSV cell is one text), naming its first row with the
+    family's own row check (`tc_shape`, `qa_row`). Checked after the cut only, a one-row train CSV was
+    refused as "data.validation_fraction 0.05 of the 1 train example leaves none to train on; lower it or
+    add examples", and a user who added rows learnt only then that the file could never be read. A
+    column's type is every row's, so its first row stands for them all. Another split's are refused by
+    every row's checks (`examples`), after train's rows, so the first bad row of the data is named."""
+    fields = LIST_FIELDS.get(spec.family, ())
+    if not fields:
+        return
+    scalar = import_datasets().Value
+    col = {f: spec.columns.get(f, f) for f in COLUMNS[spec.family]}  # every split has them (checked)
+    check = tc_shape if spec.family == "tc" else qa_row
+    train = found["train"]  # the split a cut takes from, and the first in file order (`file_order`)
+    if train.num_rows and any(isinstance(train.features[col[f]], scalar) for f in fields):
+        check({f: train[0][c] for f, c in col.items()}, f"{where}: {places['train'].of('train', 0)}")
 
 
 def _labelled(
