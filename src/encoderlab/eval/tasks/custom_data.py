@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,23 +178,46 @@ def refuse_negative_ids(found: dict, places: dict[str, RowPlaces], where: str) -
 
 
 RELEVANCE_COLUMNS = ("label", "labels", "score", "relevance", "relevant", "is_relevant", "grade")
-"""Names of a column of relevance judgments beside an IR file's pairs (`refuse_relevance_columns`)."""
+"""Names of a column of relevance judgments beside an IR file's pairs, in any case, whatever it holds
+(`refuse_relevance_columns`)."""
+RELEVANCE_WORDS = frozenset(
+    {"rel", "qrel", "qrels", "relevance", "relevant", "grade", "graded", "judgment", "judgement"}
+)
+"""Words that make a column of numbers or booleans a judgment column wherever they stand in its name
+(`relevance_score`, `is_relevant`, `qrel`, `relScore`). `score` and `label` count as the whole name only: a
+`ce_score` or `bm25_score` beside positives is a retriever's or a cross-encoder's score, not a judgment."""
+
+
+def _judgments(part, read: set[str]) -> list[str]:
+    """The columns of a split (`part`) that judge its rows: not read (`read`: the columns `columns:` maps to
+    fields), and named as `RELEVANCE_COLUMNS` (any values) or holding numbers or booleans under a name with
+    a word of `RELEVANCE_WORDS` (a text column such as `relevant_passage` is data, not a judgment)."""
+    out = []
+    for c in part.column_names:
+        if c in read:
+            continue
+        words = {w.casefold() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", c)}
+        dtype = getattr(part.features[c], "dtype", None)  # a Value's; a list or struct has none
+        if c.casefold() in RELEVANCE_COLUMNS or (
+            words & RELEVANCE_WORDS and dtype not in (None, "string", "large_string")
+        ):
+            out.append(c)
+    return out
 
 
 def refuse_relevance_columns(
     found: dict, places: dict[str, RowPlaces], read: Iterable[str], where: str
 ) -> None:
-    """Refuse an IR split whose column of relevance judgments (`label`, `score`, ... in any case; not one
-    `columns:` reads) marks a row as other than relevant. Every row of an IR file is a relevant pair of
-    grade 1, so such a column was dropped without a word: a `(query, document, label)` file's label-0 rows
-    were trained on as positives and judged relevant in the test's qrels. A column of 1s (or `true`) says
-    what the rows are read as, and passes. Trade-off: the names are a list, so a judgment column of another
-    name is still not seen. Rows are checked in file order (`file_order`), so the first such row is named."""
-    read = set(read)
-    judged = {
-        s: {c: found[s][c] for c in part.column_names if c not in read and c.casefold() in RELEVANCE_COLUMNS}
-        for s, part in found.items()
-    }
+    """Refuse an IR split whose column of relevance judgments (`_judgments`: `label`, `score`,
+    `relevance_score`, `is_relevant`, `qrel`, ...; not one `columns:` reads) marks a row as other than
+    relevant. Every row of an IR file is a relevant pair of grade 1, so such a column was dropped without a
+    word: a `(query, document, label)` file's label-0 rows were trained on as positives and judged relevant
+    in the test's qrels. A column of 1s (or `true`) says what the rows are read as, and passes. Trade-off:
+    a judgment is told by its name, not by its values alone: a column of numbers of another name is not
+    judged, as ids (MS MARCO's qid and pid, numbers in its TSVs) and flags whose false is a relevant row
+    (SQuAD 2's `is_impossible`) would refuse valid files. Rows are checked in file order (`file_order`),
+    so the first such row is named."""
+    judged = {s: {c: found[s][c] for c in _judgments(part, set(read))} for s, part in found.items()}
     if not any(judged.values()):
         return
     for split, i in file_order(places, found):
