@@ -133,7 +133,7 @@ def test_a_mixture_that_stops_on_its_first_exhausted_source_says_what_it_left_un
     assert (
         f"the mixture stopped when {b.location} ran out (first_exhausted keeps the weights' proportions), "
         f"before the end of {a.location} ({stats[0].docs:,} read); to read every source whole, give the files "
-        "as one source (a folder or a glob reads each of its files whole)"  # a study's corpus can: no --stop
+        "as one source (a folder or a glob reads each of its files whole)"  # a study's corpus can take it too
     ) in caplog.text
     caplog.clear()
     list(mix_documents([a, b], seed=0, stop="all_exhausted"))

@@ -51,6 +51,9 @@ def _study_files(root: Path) -> None:
         "size_typo": lambda s: s.update(size="tinyy"),
         "max_docs": lambda s: s["data"][0].update(max_docs=-5),
         "max_docs_huge": lambda s: s["data"][0].update(max_docs=10**21),
+        "stop_prepared": lambda s: s["data"][0].update(
+            stop="all_exhausted", prepared="corpus_dir", tokenizer="model"
+        ),
         "vocab3": lambda s: s["data"][0].update(vocab_size=3),
         "lr_nan": lambda s: s.update(eval={"lrs": [float("nan")]}),
         "lr_twice": lambda s: s.update(eval={"lrs": [1e-4, 1e-4]}),
@@ -171,6 +174,12 @@ STUDY_CASES = [
         "study-max-docs-too-large",
         "study plan {w}/study_max_docs_huge.yaml",
         r"dataset main: max_docs must be at most \d+, got 1000000000000000000000; give null to read every document$",
+    ),
+    (  # new with the field: a prepared folder holds what it holds, so its `stop` would be ignored
+        "study-dataset-stop-beside-prepared",
+        "study plan {w}/study_stop_prepared.yaml",
+        r"dataset main reads the prepared folder .*corpus_dir, so it takes no max_docs or stop and names the "
+        r"tokenizer the folder was prepared with \(not 'train' or another dataset's\)$",
     ),
     (
         "study-vocab-too-small",

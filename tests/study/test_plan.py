@@ -241,8 +241,8 @@ def test_a_mixture_of_corpora_is_an_upper_bound(tmp_path):
     )
     assert size.how.endswith(
         "a mixture stops when its first source runs out, so it may read less"
-        " (one folder or glob entry reads each of its files whole)"  # the fix a study file can take
-    )
+        " (one folder or glob entry reads each of its files whole, and `stop: all_exhausted` every entry)"
+    )  # the fixes a study file can take
     assert not corpus_size(DataSpec(name="one", corpus=(str(big),))).at_most
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
 import numpy as np
 
@@ -29,14 +29,11 @@ from encoderlab.data.sources import (
     iter_documents,
     unread_files,
 )
+from encoderlab.data.stoprule import Stop, check_stop
 from encoderlab.errors import UserError
 from encoderlab.words import count
 
 log = logging.getLogger(__name__)
-
-Stop = Literal["first_exhausted", "all_exhausted"]
-"""When a mixture of several sources ends: the one type `data prepare --stop` and `data tokenizer --stop`
-parse (tyro's choices) and `mix_documents` applies, so the two commands cannot drift apart."""
 
 
 def mix_documents(
@@ -79,9 +76,10 @@ def mix_documents(
 def _say_unread(sources, all_stats, ended: int, finished: list[bool]) -> None:
     """Name what a mixture that stopped on its first exhausted source left unread. Before, two sources
     of 1,000 and 10 documents at equal weights gave 31 documents, and nothing said the other 979
-    were never read. Its first fix is one a study's corpus list can take too (it has no `stop`): a
-    corpus split into files, listed one by one, is read whole as one folder or glob entry. The last names
-    both commands that take `--stop` (it named `data prepare` alone, and `data tokenizer` had no `--stop`)."""
+    were never read. Its first fix is one a study's corpus list can take too: a corpus split into files,
+    listed one by one, is read whole as one folder or glob entry. The last names both commands that take
+    `--stop` (it named `data prepare` alone, and `data tokenizer` had no `--stop`) and a study dataset's
+    `stop:` field, as a study's prepare node gives this warning too and takes no flag."""
     unread = [
         f"{s.location} ({st.docs:,} read)" for s, st, done in zip(sources, all_stats, finished) if not done
     ]
@@ -90,15 +88,10 @@ def _say_unread(sources, all_stats, ended: int, finished: list[bool]) -> None:
             "the mixture stopped when %s ran out (first_exhausted keeps the weights' proportions), before the "
             "end of %s; to read every source whole, give the files as one source (a folder or a glob reads "
             "each of its files whole), weight each by its size (#weight=), or pass `--stop all_exhausted` to "
-            "`data prepare` or `data tokenizer`, which repeats the sources that run out",
+            "`data prepare` or `data tokenizer` (a study's dataset: `stop: all_exhausted`), which repeats the "
+            "sources that run out",
             sources[ended].location, ", ".join(unread),
         )  # fmt: skip
-
-
-def check_stop(stop: str) -> None:
-    """Refuse a stop rule that is none of `Stop`'s (the Python API; the commands' parser offers only those)."""
-    if stop not in get_args(Stop):
-        raise UserError(f"stop must be 'first_exhausted' or 'all_exhausted', got '{stop}'")
 
 
 def check_seed(seed: int) -> None:

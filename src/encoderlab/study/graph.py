@@ -421,10 +421,13 @@ def report_config(spec: StudySpec, local_texts: frozenset[str] = frozenset()) ->
     a move must write it again; their content reaches this key through the input nodes' keys (a start
     model's and a task's by content, a corpus's prepare node by path, its content checked by freshness)."""
     from encoderlab.config import to_dict
+    from encoderlab.data.stoprule import DEFAULT_STOP
 
     data = to_dict(spec)
     for d in data["data"]:
         d.pop("prepared", None)
+        if d.get("stop") == DEFAULT_STOP:  # as the prepare node's key: a study without it keeps its key
+            del d["stop"]
     for c in data["cka"]:  # the report reads the CKA's result, keyed by the file's content
         if c["texts"] in local_texts:
             del c["texts"]

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from encoderlab.config import from_dict, to_dict
+from encoderlab.data.stoprule import DEFAULT_STOP
 from encoderlab.study.spec import CkaSpec, DataSpec
 
 if TYPE_CHECKING:
@@ -62,6 +63,8 @@ class PrepareNode:
         """The node's config as JSON data (the layout its key hashes)."""
         out = {**to_dict(self.dataset), "seq_len": self.seq_len}
         del out["name"], out["prepared"]  # the name is the node's; a folder's path would tie keys to it
+        if out["stop"] == DEFAULT_STOP:  # the keys of studies from before the field (`DataSpec.stop`)
+            del out["stop"]
         out |= {"against": list(self.against)} if self.against else {}
         out |= {"test_texts": self.test_texts} if self.test_texts is not None else {}
         return out | ({"prepared": self.prepared} if self.prepared is not None else {})

@@ -140,6 +140,7 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
                 folder,
                 max_docs=cfg.max_docs,
                 seed=cfg.seed,
+                stop=cfg.stop,  # the mixture the data is prepared from, below
                 on_error="refuse",
                 progress=False,
             )
@@ -152,6 +153,7 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
             tokenizer=tokenizer,
             seed=cfg.seed,
             max_docs=cfg.max_docs,
+            stop=cfg.stop,
             decontaminate=node.against,  # () is none
             text_sets=text_sets,  # the study's own task files' test splits
             on_error="refuse",

@@ -76,7 +76,8 @@ class CorpusSize:
     """True when counted in prepared data; False for an estimate (or unknown)."""
     at_most: bool = False
     """True when `unique_tokens` is an upper bound (a card's bytes over all its columns, or a mixture of
-    several sources, which stops when the first runs out), not an estimate."""
+    several sources, which stops when the first runs out unless its `stop` is all_exhausted), not an
+    estimate."""
     how: str
     """Where the number comes from, in words."""
     tokenizer_ids: int | None = None
@@ -429,12 +430,13 @@ def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:
     kept = 1.0 - PrepareConfig.__dataclass_fields__["val_fraction"].default
     total = sum(tokens for tokens, _, _ in parts) * kept
     how = "estimated from " + "; ".join(how for _, how, _ in parts) + ", less the validation split"
-    if len(parts) > 1:  # `data prepare` stops a mixture when its first source runs out (first_exhausted)
+    stops_early = len(parts) > 1 and data.stop == "first_exhausted"  # all_exhausted reads each source whole
+    if stops_early:
         how += (
             "; a mixture stops when its first source runs out, so it may read less"
-            " (one folder or glob entry reads each of its files whole)"
+            " (one folder or glob entry reads each of its files whole, and `stop: all_exhausted` every entry)"
         )
-    at_most = any(bound for _, _, bound in parts) or len(parts) > 1
+    at_most = any(bound for _, _, bound in parts) or stops_early
     return CorpusSize(dataset=data.name, unique_tokens=total, counted=False, how=how, at_most=at_most)
 
 

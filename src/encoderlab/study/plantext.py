@@ -300,6 +300,7 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
     )
     return (
         f"`encoderlab data prepare --source {source} --tokenizer {d.tokenizer} --seed {d.seed}"
+        f"{'' if d.stop == 'first_exhausted' else f' --stop {d.stop}'}"  # the dataset's mixture, as its own
         f" --decontaminate {' '.join(named) or 'none'} --out DIR --shard auto` in each task, "
         f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
         + (

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from encoderlab.data.stoprule import DEFAULT_STOP
 from encoderlab.errors import UserError
 from encoderlab.paths import typed
 from encoderlab.study.spec import StudySpec
@@ -154,7 +155,7 @@ def check_tokenizer(meta: dict, tokenizer: str, dataset: str, folder: str | Path
 
 
 def with_prepared(spec: StudySpec, prepared: tuple[str, ...], shown: str | None = None) -> StudySpec:
-    """`spec` with each `NAME=DIR` dataset read from the prepared folder DIR (its `max_docs` dropped:
+    """`spec` with each `NAME=DIR` dataset read from the prepared folder DIR (its `max_docs` and `stop` dropped:
     the folder holds what it holds, and the study guard counts it); see study/prepared.py.
 
     `shown`: what `encoderlab study show` takes to print `spec` as a file (a built-in study's name and scale,
@@ -173,7 +174,7 @@ def with_prepared(spec: StudySpec, prepared: tuple[str, ...], shown: str | None 
         folder = str(Path(folder).resolve())
         if shown is not None and (data[name].tokenizer == "train" or data[name].tokenizer in data):
             raise _trained_tokenizer(data[name].tokenizer, name, folder, shown)
-        data[name] = dataclasses.replace(data[name], prepared=folder, max_docs=None)
+        data[name] = dataclasses.replace(data[name], prepared=folder, max_docs=None, stop=DEFAULT_STOP)
     return dataclasses.replace(spec, data=tuple(data.values())) if prepared else spec
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from encoderlab.config import UNRECORDED
+from encoderlab.data.stoprule import DEFAULT_STOP, Stop
 from encoderlab.errors import UserError
 
 FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z: `$` let a final line break through
@@ -72,7 +73,13 @@ class DataSpec:
     prepared: str | None = None
     """A folder already prepared from `corpus` with `tokenizer` (`data prepare`, or `data merge` of a
     prepare sharded over machines), read instead of preparing (`study/prepared.py`); then `max_docs`
-    is unset (the folder holds what it holds, counted by the study guard)."""
+    and `stop` are unset (the folder holds what it holds, counted by the study guard)."""
+    stop: Stop = DEFAULT_STOP
+    """When a mixture of several `corpus` entries ends, as `data prepare --stop` and `data tokenizer --stop`
+    (the trained tokenizer reads the same mixture): first_exhausted when the first entry runs out (the
+    weights' proportions kept, the rest unread), all_exhausted once every entry was read whole (those that
+    run out repeat). Left out of the prepare node's key and the report's at first_exhausted, so a study
+    without it keeps its keys."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,11 +328,14 @@ class StudySpec:
         ]
         for d in self.data:
             if d.prepared is not None and (
-                d.max_docs is not None or d.tokenizer == "train" or d.tokenizer in datasets
+                d.max_docs is not None
+                or d.stop != DEFAULT_STOP
+                or d.tokenizer == "train"
+                or d.tokenizer in datasets
             ):
                 out.append(
-                    f"dataset {d.name} reads the prepared folder {d.prepared}, so it takes no max_docs and names "
-                    "the tokenizer the folder was prepared with (not 'train' or another dataset's)"
+                    f"dataset {d.name} reads the prepared folder {d.prepared}, so it takes no max_docs or stop "
+                    "and names the tokenizer the folder was prepared with (not 'train' or another dataset's)"
                 )
             src = next((x for x in self.data if x.name == d.tokenizer and x is not d), None)
             if src is not None and src.tokenizer != "train":

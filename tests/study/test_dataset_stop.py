@@ -1,0 +1,74 @@
+"""A study dataset's `stop` (first_exhausted or all_exhausted), as `data prepare --stop` and `data tokenizer
+--stop` take it. A study had no way to read every entry of a mixture whole: its prepare node stopped when the
+first entry ran out, and the warning told the study's user to pass `--stop all_exhausted` to the data
+commands, which a study runs none of. The field enters the prepare node's key only when set, so the built-in
+studies' keys (tests/study/golden) and a study file without it keep theirs."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+import yaml
+
+from encoderlab.errors import UserError
+from encoderlab.study.files import load_study_file
+from encoderlab.study.graph import build_graph
+from encoderlab.study.nodes import real_backend, run_prepare
+from encoderlab.study.plan import corpus_size
+from encoderlab.study.runner import NodeContext
+
+
+def _study(tmp_path, **dataset):
+    """A study file of one dataset mixing a large entry (40 documents) and a small one (3)."""
+    for name, n in (("big", 40), ("small", 3)):
+        docs = [{"text": f"{name} document number {i} about things and words"} for i in range(n)]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    study = {
+        "name": "mini",
+        "data": [{"name": "main", "corpus": ["big.jsonl", "small.jsonl"], "vocab_size": 300, **dataset}],
+        "runs": [{"name": "a", "recipe": "smoke-mlm", "evaluate": False}],
+        "baseline": "a",
+    }
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    return load_study_file(tmp_path / "s.yaml")
+
+
+def _prepared(tmp_path, spec) -> list[bool]:
+    """Whether the prepare node read each corpus entry to its end (its meta.json's `sources[i].exhausted`)."""
+    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    out = tmp_path / "node"
+    out.mkdir()
+    run_prepare(NodeContext(node=node, out_dir=out, inputs={}, study_dir=tmp_path, spec=spec))
+    return [s["exhausted"] for s in json.loads((out / "data" / "meta.json").read_text())["sources"]]
+
+
+def test_all_exhausted_reads_every_entry_whole_and_keys_the_prepare_node(tmp_path, caplog):
+    spec = _study(tmp_path, stop="all_exhausted")
+    assert spec.data[0].stop == "all_exhausted"
+    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    assert node.config["stop"] == "all_exhausted"
+    with caplog.at_level(logging.WARNING):
+        assert _prepared(tmp_path, spec) == [True, True]
+    assert "the mixture stopped" not in caplog.text
+    size = corpus_size(spec.data[0], None)
+    assert not size.at_most and "a mixture stops" not in size.how  # the plan counts every entry whole
+
+
+def test_without_it_the_node_and_its_key_are_as_before_and_the_warning_names_the_field(tmp_path, caplog):
+    default = build_graph(_study(tmp_path), real_backend()).nodes["prepare/main"]
+    named = build_graph(_study(tmp_path, stop="first_exhausted"), real_backend()).nodes["prepare/main"]
+    other = build_graph(_study(tmp_path, stop="all_exhausted"), real_backend()).nodes["prepare/main"]
+    assert "stop" not in default.config and default.key == named.key != other.key
+    with caplog.at_level(logging.WARNING):
+        assert _prepared(tmp_path, _study(tmp_path)) == [False, True]
+    assert "(a study's dataset: `stop: all_exhausted`)" in caplog.text
+
+
+def test_a_stop_that_is_no_rule_or_beside_a_prepared_folder_is_refused(tmp_path):
+    with pytest.raises(UserError, match=r"data\[0\] \(main\)\.stop: must be one of 'first_exhausted', 'all_"):
+        _study(tmp_path, stop="all")
+    (tmp_path / "ready").mkdir()
+    with pytest.raises(UserError, match=r"reads the prepared folder .*, so it takes no max_docs or stop"):
+        _study(tmp_path, stop="all_exhausted", prepared="ready", tokenizer="ready")
