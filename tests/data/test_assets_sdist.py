@@ -8,6 +8,7 @@ file when run; the fetch must build the asset from it and leave no marker.
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import http.client
@@ -184,3 +185,31 @@ def test_no_index_listing_the_file_is_its_not_found_line_and_an_unreachable_one_
     assert capsys.readouterr().out.startswith(
         "could not fetch evilpkg-2.0.tar.gz from http://127.0.0.1:9/simple/"
     )
+
+
+class _GuardedHandler(_QuietHandler):
+    """The index of a mirror that asks for a user and password (basic auth), as private mirrors do."""
+
+    expected = "Basic " + base64.b64encode(b"me:s3@cret").decode()
+
+    def do_GET(self) -> None:
+        if self.headers.get("Authorization") != self.expected:
+            self.send_error(401, "Unauthorized")
+            return
+        super().do_GET()
+
+
+def test_an_index_address_with_a_user_and_password_is_read_with_them(index, tmp_path):
+    _, source, marker = index
+    handler = functools.partial(_GuardedHandler, directory=str(tmp_path / "index"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        guarded = f"http://me:s3%40cret@127.0.0.1:{server.server_address[1]}/simple/"
+        dest = tmp_path / "out.tar.gz"
+        assert sdist.main([source.package, source.filename, str(dest), guarded]) == 0
+        assert hashlib.sha256(dest.read_bytes()).hexdigest() == source.sha256
+        assert not marker.exists()
+    finally:
+        server.shutdown()
+        server.server_close()

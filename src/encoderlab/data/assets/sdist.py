@@ -20,13 +20,14 @@ the sdist as it served the wheels. A `file://` index folder is read through its 
 
 Trade-offs: this is a small HTTP client of our own, where the others are the registries' (pip, npm,
 apt-get). urllib honours the `*_proxy` environment; pip's credentials store and keyring are not read (a
-password in an index address is). Behind such a setup, the pinned file can be put into
+user and password in an index address are, sent as pip sends them: basic auth, to that host only). Behind such a setup, the pinned file can be put into
 `$ENCODERLAB_HOME/downloads/` by hand: fetch checks it against its pin and uses it.
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import html.parser
 import json
 import os
@@ -136,9 +137,21 @@ def _read_page(page: str) -> tuple[bytes, str]:
     parts = urllib.parse.urlsplit(page)
     if parts.scheme == "file":
         return Path(urllib.request.url2pathname(parts.path), "index.html").read_bytes(), "text/html"
-    request = urllib.request.Request(page, headers={"Accept": f"{JSON_PAGE}, text/html;q=0.1"})
-    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
+    with _opened(page, page, {"Accept": f"{JSON_PAGE}, text/html;q=0.1"}) as answer:
         return answer.read(), answer.headers.get_content_type()
+
+
+def _opened(url: str, index: str, headers: dict[str, str] | None = None):  # urlopen's answer
+    """`url` opened with the user and password of its address, or of `index`'s on the same host (as pip sends
+    them), as HTTP basic auth: urllib itself reads `user:password@host` as a host name, so such a mirror was
+    'could not fetch'. The header is not sent on to where the index redirects (another host, a CDN)."""
+    parts, their = urllib.parse.urlsplit(url), urllib.parse.urlsplit(index)
+    owner = parts if parts.username is not None else their
+    request = urllib.request.Request(shown(url), headers=headers or {})
+    if owner.username is not None and (owner.hostname, owner.port) == (parts.hostname, parts.port):
+        pair = f"{urllib.parse.unquote(owner.username)}:{urllib.parse.unquote(owner.password or '')}"
+        request.add_unredirected_header("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
+    return urllib.request.urlopen(request, timeout=TIMEOUT_S)
 
 
 def shown(url: str) -> str:
@@ -155,7 +168,7 @@ def _named(href: str) -> str:
 def fetch(index: str, package: str, filename: str, dest: Path) -> None:
     """Copy `filename` from the index to `dest`, as bytes."""
     url = file_url(index, package, filename)
-    with urllib.request.urlopen(url, timeout=TIMEOUT_S) as answer, open(dest, "wb") as out:
+    with _opened(url, project_page(index, package)) as answer, open(dest, "wb") as out:
         shutil.copyfileobj(answer, out, 1 << 20)
 
 
