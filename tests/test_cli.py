@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Annotated, Literal
 import pytest
 import tyro
 
+import encoderlab
 from encoderlab.cli import COMMANDS, main, resolve, summary
 from encoderlab.cliargs import Repeated
 
@@ -146,6 +149,16 @@ def test_python_dash_m_encoderlab_imports_nothing_from_the_working_folder(tmp_pa
     argv = [sys.executable, "-m", "encoderlab", "--version"]
     done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0 and not marker.exists(), done.stderr
+
+
+def test_python_dash_m_encoderlab_keeps_the_working_folder_the_package_came_from(monkeypatch):
+    # was: `cd src && python -m encoderlab ...` in a checkout dropped src/ from the path, which the workers
+    # multiprocessing spawns start from: they could not import encoderlab
+    home = os.path.realpath(Path(encoderlab.__file__).parents[1])
+    monkeypatch.chdir(home)
+    monkeypatch.setattr(sys, "path", [home, *sys.path])
+    runpy.run_module("encoderlab.__main__", run_name="encoderlab_main_under_test")  # main() not called
+    assert sys.path[0] == home
 
 
 def _one_line_error(capsys, argv) -> str:

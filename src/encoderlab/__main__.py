@@ -8,12 +8,19 @@ this module Python said "'encoderlab' is a package and cannot be directly execut
 module, and its code ran. So the folder is taken off the path before anything else is imported (`os` and
 `sys` are loaded before the path is read). `encoderlab` itself is already imported by then, from wherever
 Python found it, and its own modules are found through the package.
+
+Trade-off: where `encoderlab` itself was found in the working folder (`cd src && python -m encoderlab` in
+a checkout not installed), the folder stays: it is the package's own source folder, and the workers
+`multiprocessing` spawns start from this process's path, so without it they could not import the package
+(or, beside an editable install, imported another copy).
 """
 
 import os
 import sys
 
-if sys.path and os.path.abspath(sys.path[0] or os.curdir) == os.path.abspath(os.curdir):
+_folder = os.path.realpath(os.curdir)
+_own = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # where `encoderlab` was found
+if sys.path and os.path.realpath(sys.path[0] or os.curdir) == _folder and _own != _folder:
     del sys.path[0]
 
 from encoderlab.cli import main  # noqa: E402 (after the working folder left the path)
