@@ -124,3 +124,24 @@ def test_a_folder_writable_by_the_users_private_group_is_taken(temp, monkeypatch
     monkeypatch.setattr(grp, "getgrgid", lambda gid: shared)
     with pytest.raises(UserError, match=r"is writable by its group \(gid \d+\), which other users may be in"):
         private_compile_cache()
+
+
+def test_a_flex_mask_built_on_cuda_refuses_an_open_cache_folder_before_it_compiles(temp, monkeypatch):
+    """Building a forward's flex BlockMask on CUDA compiles (`create_block_mask(_compile=True)`), before the
+    compiled flex attention that checked the folder: a command on CUDA without scale.compile (eval, analyze,
+    pretrain with scale.compile=false) read inductor's cache unchecked."""
+    import torch
+
+    from encoderlab.model import attention
+
+    planted = default_compile_cache()
+    planted.mkdir()
+    planted.chmod(0o777)
+    built: list = []
+    monkeypatch.setattr(attention, "create_block_mask", lambda *args, **kwargs: built.append(kwargs))
+    doc_ids = torch.zeros(1, 8, dtype=torch.long)
+    with pytest.raises(UserError, match=r"is writable by other users \(mode 777\)"):  # was: compiled
+        attention.block_mask(8, "bidirectional", doc_ids, None, torch.device("cuda"))
+    assert built == []
+    attention.block_mask(8, "bidirectional", doc_ids, None, torch.device("cpu"))  # eager: nothing compiles
+    assert built == [{"device": torch.device("cpu"), "_compile": False}]

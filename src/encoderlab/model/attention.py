@@ -97,9 +97,10 @@ def block_mask(
 
     # Compiled, building the mask is a few fused kernels instead of dozens of eager ones over
     # B x T x T elements; CPU keeps the eager path (no compiler needed, and flex there is a fallback).
-    return create_block_mask(
-        mask_mod, ref.shape[0], None, seq_len, seq_len, device=device, _compile=device.type == "cuda"
-    )
+    compiled = device.type == "cuda"
+    if compiled:  # a forward's first compile, before `attend`'s: inductor reads its cache from here on
+        private_compile_cache()  # a mkdir and an lstat per forward, against a forward's milliseconds
+    return create_block_mask(mask_mod, ref.shape[0], None, seq_len, seq_len, device=device, _compile=compiled)
 
 
 def build_mask(
