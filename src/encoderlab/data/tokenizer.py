@@ -10,6 +10,14 @@ a WordPiece vocabulary on a corpus.
 `tokenizer_hash` fingerprints the serialised tokenizer (model, normaliser, pre-tokeniser and
 special tokens), which prepared data records so a model is never fed ids from another vocabulary.
 
+A folder whose tokenizer_config.json names transformers' generic fast class (what `data tokenizer`, `data
+prepare` and synthetic runs save) is read with that class's own `from_pretrained`, not `AutoTokenizer`'s,
+which reads a model config first and so imports torch: a `data prepare` process (a `bench data` run) spent
+more CPU importing torch than tokenizing. The trade-off: this module mirrors `AutoTokenizer`'s choice of
+class for such folders (`generic_fast_folder`, kept narrow: no config.json, no `auto_map`), so a transformers
+that chose otherwise would load another class here; tests/data/test_tokenizer_fast_path.py compares the two
+loads (ids, special tokens, hash, saved files) on the installed version.
+
 `held_tokenizer` loads and hashes a dataset's tokenizer once per process while no file under its folder moved
 (`txtscans.tree_stats`, taken before the read; only a folder whose files last changed 2 s before it,
 `txtscans.settled`): `data prepare` and a study's check of a `--prepared` folder
@@ -186,15 +194,11 @@ def tokenizer_folder(name_or_path: str | Path, base: Path | None = None) -> Path
 def load_tokenizer(name_or_path: str | Path):
     """A fast HF tokenizer from a folder (tokenizer, encoderlab model, prepared data), an asset
     name (`minilm`, `smollm2-135m`) or a hub id (from the hub, or its ENCODERLAB_HUB_MODELS mirror)."""
-    from transformers import AutoTokenizer
-
     folder = tokenizer_folder(name_or_path)
     if folder is None:  # a hub id to fetch: the one download of data/hubmodels.py, one line if it fails
         folder = download_model_repo(str(name_or_path), "tokenizer", TOKENIZER_GLOBS)
     try:
-        # Never None (transformers' default): with auto_map in tokenizer_config.json it would ask on
-        # stdin whether to run the folder's code, and a "y" (typed, or piped in) ran it.
-        tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+        tok = _from_pretrained(Path(folder))
     except Exception as exc:  # tokenizers raises a bare Exception for a tokenizer.json it cannot parse
         if _ships_code(Path(folder)):
             raise UserError(
@@ -211,6 +215,44 @@ def load_tokenizer(name_or_path: str | Path):
         )
     _check_nothing_added(tok, Path(folder))
     return tok
+
+
+GENERIC_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")
+"""The `tokenizer_class` names transformers 5 gives its one generic fast class (`TokenizersBackend`, whose alias
+`PreTrainedTokenizerFast` 4.x saves wrote): what `data tokenizer`, `data prepare` and synthetic runs save."""
+
+
+def generic_fast_folder(folder: Path) -> bool:
+    """True when `AutoTokenizer` would load `folder` as the generic fast class whatever else it asked: its
+    tokenizer_config.json names a `GENERIC_CLASSES` class and no code (`auto_map`), beside a tokenizer.json and
+    no config.json (whose `model_type` can pick another class). Unreadable files: False (AutoTokenizer judges)."""
+    if (folder / "config.json").exists() or not (folder / "tokenizer.json").is_file():
+        return False
+    try:
+        config = jsonlines.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(config, dict)
+        and config.get("tokenizer_class") in GENERIC_CLASSES
+        and "auto_map" not in config
+    )
+
+
+def _from_pretrained(folder: Path):
+    """`AutoTokenizer.from_pretrained(folder)`, or the generic class's own `from_pretrained` where the folder is
+    one `AutoTokenizer` would give that class (`generic_fast_folder`: the same object, tests/data/
+    test_tokenizer_fast_path.py): AutoTokenizer reads a model config first, which imports torch (transformers'
+    configuration_utils), a second and more of CPU that a `data prepare` process never uses otherwise."""
+    if generic_fast_folder(folder):
+        from transformers import TokenizersBackend
+
+        return TokenizersBackend.from_pretrained(str(folder))
+    from transformers import AutoTokenizer
+
+    # Never None (transformers' default): with auto_map in tokenizer_config.json it would ask on
+    # stdin whether to run the folder's code, and a "y" (typed, or piped in) ran it.
+    return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
 
 
 @dataclass(frozen=True)

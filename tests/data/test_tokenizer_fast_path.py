@@ -1,0 +1,155 @@
+"""`load_tokenizer` reads a folder that names transformers' generic fast class with that class's own
+`from_pretrained`, not `AutoTokenizer`'s (which reads a model config first and so imports torch): the
+tokenizer is the same in every way the code reads one, its saved files byte for byte, and `data prepare`
+no longer imports torch at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.data.corpus_fixtures import (  # noqa: F401 (fixtures)
+    corpus_records,
+    tokenizer_dir,
+    wordpiece_with_call_settings,
+    write_jsonl,
+)
+
+from encoderlab.data.tokenizer import generic_fast_folder, load_tokenizer, spec_fields, tokenizer_hash
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXTS = ["the river of the city 12.", "café 漢字 🙂 unknownword", ""]
+PAIRS = ["school state", "club"]
+
+
+def _synthetic(folder: Path) -> Path:
+    from encoderlab.data.synthetic import synthetic_spec, synthetic_tokenizer
+
+    synthetic_tokenizer(synthetic_spec(64)).save_pretrained(str(folder))
+    return folder
+
+
+def _bos_only_bpe(folder: Path) -> Path:
+    """A byte-level BPE that adds a BOS only, as Llama 3's does, saved by transformers."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    specials = ["<|begin_of_text|>", "<|end_of_text|>"]
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tok.train_from_iterator([r["text"] for r in corpus_records(40)], trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"{specials[0]} $A", special_tokens=[(specials[0], 0)]
+    )
+    PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token=specials[0], eos_token=specials[1]
+    ).save_pretrained(str(folder))
+    return folder
+
+
+def _renamed(source: Path, folder: Path, name: str) -> Path:
+    """`source`'s files with tokenizer_config.json's class named `name` (4.x saves wrote PreTrainedTokenizerFast)."""
+    folder.mkdir()
+    for f in source.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": name}))
+    return folder
+
+
+def _calls(tok) -> list:
+    """What the code asks of a tokenizer: ids of texts and pairs (truncated, padded, with offsets), decoding."""
+    pad = "max_length" if tok.pad_token is not None else "do_not_pad"  # a decoder's has none
+    return [
+        tok(TEXTS)["input_ids"],
+        dict(tok(PAIRS, PAIRS[::-1], return_special_tokens_mask=True)),
+        dict(tok(TEXTS, truncation=True, max_length=5, padding=pad, return_offsets_mapping=True)),
+        tok.encode(TEXTS[0], add_special_tokens=False),
+        tok.decode(tok(TEXTS[0])["input_ids"]),
+        tok.convert_ids_to_tokens(list(range(8))),
+    ]
+
+
+def _saved(tok, folder: Path) -> dict[str, bytes]:
+    tok.save_pretrained(str(folder))
+    return {f.name: f.read_bytes() for f in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("kind", ["bpe", "wordpiece", "synthetic", "bos_only", "older_name"])
+def test_the_generic_class_loads_what_auto_tokenizer_loads(
+    kind,
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    wordpiece_with_call_settings,  # noqa: F811
+):
+    from transformers import AutoTokenizer
+
+    folder = {
+        "bpe": lambda: tokenizer_dir,
+        "wordpiece": lambda: wordpiece_with_call_settings,  # its tokenizer.json keeps truncation and padding
+        "synthetic": lambda: _synthetic(tmp_path / "synthetic"),
+        "bos_only": lambda: _bos_only_bpe(tmp_path / "bos_only"),
+        "older_name": lambda: _renamed(tokenizer_dir, tmp_path / "older", "PreTrainedTokenizerFast"),
+    }[kind]()
+    assert generic_fast_folder(folder)
+    ours, auto = load_tokenizer(folder), AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+    assert type(ours) is type(auto)
+    assert ours.backend_tokenizer.to_str() == auto.backend_tokenizer.to_str()
+    assert ours.get_vocab() == auto.get_vocab() and len(ours) == len(auto)
+    assert ours.special_tokens_map == auto.special_tokens_map and ours.all_special_ids == auto.all_special_ids
+    assert ours.init_kwargs == auto.init_kwargs
+    assert spec_fields(ours) == spec_fields(auto) and tokenizer_hash(ours) == tokenizer_hash(auto)
+    assert _calls(ours) == _calls(auto)
+    assert _saved(ours, tmp_path / "ours") == _saved(auto, tmp_path / "auto")
+
+
+@pytest.mark.parametrize("change", ["config.json", "auto_map", "BertTokenizer", "no tokenizer_config"])
+def test_a_folder_whose_class_autotokenizer_picks_otherwise_takes_its_path(change, tmp_path, tokenizer_dir):  # noqa: F811
+    folder = _renamed(
+        tokenizer_dir, tmp_path / "f", "BertTokenizer" if change == "BertTokenizer" else "TokenizersBackend"
+    )
+    if change == "config.json":  # a model folder: its model_type can pick another class
+        (folder / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    elif change == "auto_map":
+        config = json.loads((folder / "tokenizer_config.json").read_text())
+        (folder / "tokenizer_config.json").write_text(
+            json.dumps({**config, "auto_map": {"AutoTokenizer": [None, "x.Y"]}})
+        )
+    elif change == "no tokenizer_config":
+        (folder / "tokenizer_config.json").unlink()
+    assert generic_fast_folder(tokenizer_dir) and not generic_fast_folder(folder)
+
+
+def test_data_prepare_does_not_import_torch(tmp_path, tokenizer_dir):  # noqa: F811
+    """A data preparation process never uses torch; AutoTokenizer imported it (1.5 s and more of CPU)."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(10))
+    code = (
+        "import sys\nfrom encoderlab.cli import main\nmain(sys.argv[1:])\n"
+        "print(*(m in sys.modules for m in ('torch', 'torch._dynamo', 'transformers')))\n"
+    )
+    argv = [
+        "data",
+        "prepare",
+        "--source",
+        str(corpus),
+        "--tokenizer",
+        str(tokenizer_dir),
+        "--out",
+        str(tmp_path / "p"),
+    ]
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    # transformers stays: the prepared folder's tokenizer files are its save_pretrained's
+    assert proc.stdout.split()[-3:] == ["False", "False", "True"], proc.stdout + proc.stderr
+    assert (tmp_path / "p" / "tokenizer" / "tokenizer.json").is_file()
