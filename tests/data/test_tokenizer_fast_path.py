@@ -128,28 +128,22 @@ def test_a_folder_whose_class_autotokenizer_picks_otherwise_takes_its_path(chang
     assert generic_fast_folder(tokenizer_dir) and not generic_fast_folder(folder)
 
 
-def test_data_prepare_does_not_import_torch(tmp_path, tokenizer_dir):  # noqa: F811
-    """A data preparation process never uses torch; AutoTokenizer imported it (1.5 s and more of CPU)."""
+@pytest.mark.parametrize("command", ["prepare", "tokenizer"])
+def test_data_preparation_does_not_import_torch(command, tmp_path, tokenizer_dir):  # noqa: F811
+    """`data prepare` and `data tokenizer` never use torch; AutoTokenizer imported it (1.5 s and more of CPU)."""
     corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(10))
     code = (
         "import sys\nfrom encoderlab.cli import main\nmain(sys.argv[1:])\n"
         "print(*(m in sys.modules for m in ('torch', 'torch._dynamo', 'transformers')))\n"
     )
-    argv = [
-        "data",
-        "prepare",
-        "--source",
-        str(corpus),
-        "--tokenizer",
-        str(tokenizer_dir),
-        "--out",
-        str(tmp_path / "p"),
-    ]
+    given = ["--tokenizer", str(tokenizer_dir)] if command == "prepare" else ["--vocab-size", "300"]
+    argv = ["data", command, "--source", str(corpus), *given, "--out", str(tmp_path / "out")]
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.run(
         [sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr
-    # transformers stays: the prepared folder's tokenizer files are its save_pretrained's
+    # transformers stays: the tokenizer files written are its save_pretrained's
     assert proc.stdout.split()[-3:] == ["False", "False", "True"], proc.stdout + proc.stderr
-    assert (tmp_path / "p" / "tokenizer" / "tokenizer.json").is_file()
+    tokenizer = tmp_path / "out" / ("tokenizer" if command == "prepare" else "")
+    assert (tokenizer / "tokenizer.json").is_file()
