@@ -55,6 +55,16 @@ def _bos_only_bpe(folder: Path) -> Path:
     return folder
 
 
+def _model_folder(tokenizer: Path, folder: Path) -> Path:
+    """An encoderlab model folder (its config.json names no model_type) with `tokenizer`'s tokenizer."""
+    from tests.eval.conftest import tiny_model
+
+    from encoderlab.model.io import save_model_folder
+
+    tok = load_tokenizer(tokenizer)
+    return save_model_folder(tiny_model(len(tok)), folder, tok)
+
+
 def _renamed(source: Path, folder: Path, name: str) -> Path:
     """`source`'s files with tokenizer_config.json's class named `name` (4.x saves wrote PreTrainedTokenizerFast)."""
     folder.mkdir()
@@ -83,7 +93,7 @@ def _saved(tok, folder: Path) -> dict[str, bytes]:
     return {f.name: f.read_bytes() for f in sorted(folder.iterdir())}
 
 
-@pytest.mark.parametrize("kind", ["bpe", "wordpiece", "synthetic", "bos_only", "older_name"])
+@pytest.mark.parametrize("kind", ["bpe", "wordpiece", "synthetic", "bos_only", "older_name", "model"])
 def test_the_generic_class_loads_what_auto_tokenizer_loads(
     kind,
     tmp_path,
@@ -98,6 +108,8 @@ def test_the_generic_class_loads_what_auto_tokenizer_loads(
         "synthetic": lambda: _synthetic(tmp_path / "synthetic"),
         "bos_only": lambda: _bos_only_bpe(tmp_path / "bos_only"),
         "older_name": lambda: _renamed(tokenizer_dir, tmp_path / "older", "PreTrainedTokenizerFast"),
+        # a path naming model types: transformers 5 picks no config class by name (4.x did)
+        "model": lambda: _model_folder(tokenizer_dir, tmp_path / "bert-roberta-llama"),
     }[kind]()
     assert generic_fast_folder(folder)
     ours, auto = load_tokenizer(folder), AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
@@ -111,13 +123,25 @@ def test_the_generic_class_loads_what_auto_tokenizer_loads(
     assert _saved(ours, tmp_path / "ours") == _saved(auto, tmp_path / "auto")
 
 
-@pytest.mark.parametrize("change", ["config.json", "auto_map", "BertTokenizer", "no tokenizer_config"])
+CHANGES = {
+    "model_type": {
+        "model_type": "bert"
+    },  # a transformers model's config: its model_type can pick another class
+    "no format": {},  # a config.json that is not an encoderlab model's
+    "tokenizer_class": {"format": "encoderlab-model", "tokenizer_class": "BertTokenizer"},
+    "config auto_map": {"format": "encoderlab-model", "auto_map": {"AutoConfig": "x.Y"}},
+    "config not JSON": None,
+}
+
+
+@pytest.mark.parametrize("change", [*CHANGES, "auto_map", "BertTokenizer", "no tokenizer_config"])
 def test_a_folder_whose_class_autotokenizer_picks_otherwise_takes_its_path(change, tmp_path, tokenizer_dir):  # noqa: F811
     folder = _renamed(
         tokenizer_dir, tmp_path / "f", "BertTokenizer" if change == "BertTokenizer" else "TokenizersBackend"
     )
-    if change == "config.json":  # a model folder: its model_type can pick another class
-        (folder / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    if change in CHANGES:
+        config = CHANGES[change]
+        (folder / "config.json").write_text("{" if config is None else json.dumps(config))
     elif change == "auto_map":
         config = json.loads((folder / "tokenizer_config.json").read_text())
         (folder / "tokenizer_config.json").write_text(
@@ -126,6 +150,13 @@ def test_a_folder_whose_class_autotokenizer_picks_otherwise_takes_its_path(chang
     elif change == "no tokenizer_config":
         (folder / "tokenizer_config.json").unlink()
     assert generic_fast_folder(tokenizer_dir) and not generic_fast_folder(folder)
+
+
+def test_the_format_named_is_the_model_folders():
+    from encoderlab.data.tokenizer import ENCODERLAB_FORMAT
+    from encoderlab.model.sources import FORMAT
+
+    assert ENCODERLAB_FORMAT == FORMAT
 
 
 @pytest.mark.parametrize("command", ["prepare", "tokenizer"])

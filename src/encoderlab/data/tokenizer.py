@@ -11,12 +11,13 @@ a WordPiece vocabulary on a corpus.
 special tokens), which prepared data records so a model is never fed ids from another vocabulary.
 
 A folder whose tokenizer_config.json names transformers' generic fast class (what `data tokenizer`, `data
-prepare` and synthetic runs save) is read with that class's own `from_pretrained`, not `AutoTokenizer`'s,
-which reads a model config first and so imports torch: a `data prepare` process (a `bench data` run) spent
-more CPU importing torch than tokenizing. The trade-off: this module mirrors `AutoTokenizer`'s choice of
-class for such folders (`generic_fast_folder`, kept narrow: no config.json, no `auto_map`), so a transformers
-that chose otherwise would load another class here; tests/data/test_tokenizer_fast_path.py compares the two
-loads (ids, special tokens, hash, saved files) on the installed version.
+prepare`, synthetic runs and encoderlab model folders save) is read with that class's own `from_pretrained`,
+not `AutoTokenizer`'s, which reads a model config first and so imports torch: a `data prepare` process (a
+`bench data` run) spent more CPU importing torch than tokenizing. The trade-off: this module mirrors
+`AutoTokenizer`'s choice of class for such folders (`generic_fast_folder`, kept narrow: no `auto_map`, no
+config.json but an encoderlab model's), so a transformers that chose otherwise would load another class
+here; tests/data/test_tokenizer_fast_path.py compares the two loads (ids, special tokens, hash, saved
+files) on the installed version.
 
 `held_tokenizer` loads and hashes a dataset's tokenizer once per process while no file under its folder moved
 (`txtscans.tree_stats`, taken before the read; only a folder whose files last changed 2 s before it,
@@ -222,21 +223,38 @@ GENERIC_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")
 `PreTrainedTokenizerFast` 4.x saves wrote): what `data tokenizer`, `data prepare` and synthetic runs save."""
 
 
+ENCODERLAB_FORMAT = "encoderlab-model"
+"""`model.sources.FORMAT`, the `format` of an encoderlab model folder's config.json (data/ sits below model/)."""
+
+
 def generic_fast_folder(folder: Path) -> bool:
     """True when `AutoTokenizer` would load `folder` as the generic fast class whatever else it asked: its
-    tokenizer_config.json names a `GENERIC_CLASSES` class and no code (`auto_map`), beside a tokenizer.json and
-    no config.json (whose `model_type` can pick another class). Unreadable files: False (AutoTokenizer judges)."""
-    if (folder / "config.json").exists() or not (folder / "tokenizer.json").is_file():
+    tokenizer_config.json names a `GENERIC_CLASSES` class and no code (`auto_map`), beside a tokenizer.json, and
+    it has no config.json or an encoderlab model's, which names no `model_type`, `tokenizer_class` or `auto_map`
+    (any of them can pick another class). Unreadable files: False (`AutoTokenizer` judges them)."""
+    if not (folder / "tokenizer.json").is_file():
         return False
-    try:
-        config = jsonlines.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    config = _json_object(folder / "tokenizer_config.json")
+    if config is None or config.get("tokenizer_class") not in GENERIC_CLASSES or "auto_map" in config:
         return False
+    if not (folder / "config.json").exists():
+        return True
+    model = _json_object(folder / "config.json")
+    chooses = ("model_type", "tokenizer_class", "auto_map")
     return (
-        isinstance(config, dict)
-        and config.get("tokenizer_class") in GENERIC_CLASSES
-        and "auto_map" not in config
+        model is not None
+        and model.get("format") == ENCODERLAB_FORMAT
+        and not any(k in model for k in chooses)
     )
+
+
+def _json_object(path: Path) -> dict | None:
+    """The JSON object in file `path`; None when it is missing, unreadable or not an object."""
+    try:
+        value = jsonlines.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _from_pretrained(folder: Path):
