@@ -159,16 +159,24 @@ def test_the_format_named_is_the_model_folders():
     assert ENCODERLAB_FORMAT == FORMAT
 
 
-@pytest.mark.parametrize("command", ["prepare", "tokenizer"])
+@pytest.mark.parametrize("command", ["prepare", "prepare with a model's tokenizer", "tokenizer"])
 def test_data_preparation_does_not_import_torch(command, tmp_path, tokenizer_dir):  # noqa: F811
-    """`data prepare` and `data tokenizer` never use torch; AutoTokenizer imported it (1.5 s and more of CPU)."""
+    """`data prepare` and `data tokenizer` never use torch; AutoTokenizer imported it (1.5 s and more of CPU),
+    for a model folder's tokenizer too (`--tokenizer INIT`, as a run from that model needs)."""
     corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(10))
     code = (
         "import sys\nfrom encoderlab.cli import main\nmain(sys.argv[1:])\n"
         "print(*(m in sys.modules for m in ('torch', 'torch._dynamo', 'transformers')))\n"
     )
-    given = ["--tokenizer", str(tokenizer_dir)] if command == "prepare" else ["--vocab-size", "300"]
-    argv = ["data", command, "--source", str(corpus), *given, "--out", str(tmp_path / "out")]
+    given = {
+        "prepare": lambda: ["--tokenizer", str(tokenizer_dir)],
+        "prepare with a model's tokenizer": lambda: [
+            "--tokenizer",
+            str(_model_folder(tokenizer_dir, tmp_path / "m")),
+        ],
+        "tokenizer": lambda: ["--vocab-size", "300"],
+    }[command]()
+    argv = ["data", command.split()[0], "--source", str(corpus), *given, "--out", str(tmp_path / "out")]
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.run(
         [sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=300
@@ -176,5 +184,5 @@ def test_data_preparation_does_not_import_torch(command, tmp_path, tokenizer_dir
     assert proc.returncode == 0, proc.stderr
     # transformers stays: the tokenizer files written are its save_pretrained's
     assert proc.stdout.split()[-3:] == ["False", "False", "True"], proc.stdout + proc.stderr
-    tokenizer = tmp_path / "out" / ("tokenizer" if command == "prepare" else "")
+    tokenizer = tmp_path / "out" / ("" if command == "tokenizer" else "tokenizer")
     assert (tokenizer / "tokenizer.json").is_file()
