@@ -46,6 +46,7 @@ def test_the_default_folder_is_the_one_torch_uses_under_the_temp_folder(temp):
 def test_the_default_folder_named_by_torch_itself_is_checked_all_the_same(temp, monkeypatch):
     planted = default_compile_cache()
     planted.mkdir()
+    (planted / "entry").write_bytes(b"planted")
     planted.chmod(0o757)
     monkeypatch.setenv(CACHE_ENV, str(planted))  # as importing torch's inductor modules sets it
     with pytest.raises(UserError, match=r"is writable by other users \(mode 757\)"):
@@ -58,6 +59,7 @@ def test_a_compiled_pretrain_refuses_a_cache_folder_others_can_write_and_writes_
     (tmp_path / "run.yaml").write_text(RUN)
     planted = default_compile_cache()
     planted.mkdir()
+    (planted / "entry").write_bytes(b"planted")  # what another user left for this one's runs
     planted.chmod(0o777)  # as another user leaves it for this one's runs to take
     monkeypatch.chdir(tmp_path)
     before = world_state(tmp_path)
@@ -122,6 +124,7 @@ def test_a_folder_writable_by_the_users_private_group_is_taken(temp, monkeypatch
     assert os.environ[CACHE_ENV] == str(folder)
     shared = grp.struct_group(("staff", "x", me.pw_gid, [me.pw_name, "bob"]))
     monkeypatch.setattr(grp, "getgrgid", lambda gid: shared)
+    (folder / "entry").write_bytes(b"planted")
     with pytest.raises(UserError, match=r"is writable by its group \(gid \d+\), which other users may be in"):
         private_compile_cache()
 
@@ -136,6 +139,7 @@ def test_a_flex_mask_built_on_cuda_refuses_an_open_cache_folder_before_it_compil
 
     planted = default_compile_cache()
     planted.mkdir()
+    (planted / "entry").write_bytes(b"planted")  # what another user left for this one's runs
     planted.chmod(0o777)
     built: list = []
     monkeypatch.setattr(attention, "create_block_mask", lambda *args, **kwargs: built.append(kwargs))
@@ -145,3 +149,19 @@ def test_a_flex_mask_built_on_cuda_refuses_an_open_cache_folder_before_it_compil
     assert built == []
     attention.block_mask(8, "bidirectional", doc_ids, None, torch.device("cpu"))  # eager: nothing compiles
     assert built == [{"device": torch.device("cpu"), "_compile": False}]
+
+
+def test_an_empty_open_folder_of_the_users_own_is_tightened_and_taken_a_full_one_refused_and_left(temp):
+    """torch's import makes the folder with the umask's mode (775 under umask 002) before a multi-GPU run's
+    check: with a group others are in, every run was refused, and removing the folder did not help."""
+    folder = default_compile_cache()
+    folder.mkdir()
+    folder.chmod(0o777)
+    private_compile_cache()
+    assert (folder.stat().st_mode & 0o777) == 0o700 and os.environ[CACHE_ENV] == str(folder)
+    del os.environ[CACHE_ENV]
+    (folder / "entry").write_bytes(b"planted")
+    folder.chmod(0o777)
+    with pytest.raises(UserError, match=r"is writable by other users \(mode 777\)"):
+        private_compile_cache()
+    assert (folder.stat().st_mode & 0o777) == 0o777 and CACHE_ENV not in os.environ

@@ -11,15 +11,18 @@ a cache entry that runs their code in alice's next compiled run: a file read tha
 `private_compile_cache` closes that before the first `torch.compile`: with `TORCHINDUCTOR_CACHE_DIR`
 unset, the default folder is made here with mode 0700 if it is absent, and an existing one is taken only
 if it is a real folder (not a link) owned by this user and writable by no one else (group write only
-through the user's private group: a umask of 002 leaves torch's own folder 775); otherwise the
-command refuses in one line naming the folder and both ways out. Inside a folder only its owner can
+through the user's private group: a umask of 002 leaves torch's own folder 775). A folder of this
+user's that others could write to but that holds nothing is tightened to 0700 and taken: no one else
+can make a folder owned by this user, so it is one of the user's own processes' (torch's import under a
+umask of 002 with a shared group makes it so), and once it is 0700 and empty nothing can be in it.
+Otherwise the command refuses in one line naming the folder and both ways out. Inside a folder only its owner can
 write to, nothing can be planted, and the sticky bit of `/tmp` keeps others from swapping the folder.
 
 Trade-offs: a `TORCHINDUCTOR_CACHE_DIR` the user sets to another folder is theirs to vouch for and is
 not checked (the user asked for it, as with `trust_remote_code`; torch itself sets the variable to the
-default folder as its inductor modules are imported, so one naming the default is checked all the same); a default folder another process of the same user made
-with a looser umask (group-writable) is refused rather than silently tightened, since a folder that was
-open may already hold planted entries. Triton's own cache (`~/.triton`, or `TRITON_CACHE_DIR`) lives in
+default folder as its inductor modules are imported, so one naming the default is checked all the
+same); a default folder of the user's that was open and holds anything is refused rather than tightened,
+since it may already hold planted entries (it is left as it was). Triton's own cache (`~/.triton`, or `TRITON_CACHE_DIR`) lives in
 the user's home and is not checked.
 """
 
@@ -61,7 +64,7 @@ def private_compile_cache() -> None:
         folder.mkdir(mode=0o700)
     except FileExistsError:
         why = _not_private(folder)
-        if why:
+        if why and not _tightened_if_empty(folder):
             raise UserError(
                 f"torch.compile's cache folder {folder} {why}, so a file planted there could run code in this "
                 f"process (inductor unpickles its cache); remove {folder} if you did not make it, or set "
@@ -91,6 +94,20 @@ def _not_private(folder: Path) -> str | None:
     if mode & stat.S_IWGRP and not _private_group(info.st_gid):
         return f"is writable by its group (gid {info.st_gid}), which other users may be in (mode {mode:o})"
     return None
+
+
+def _tightened_if_empty(folder: Path) -> bool:
+    """Make a real folder of this user's 0700 and say whether it is empty; one that is not is given its mode
+    back (a refused command changes nothing). Checked after the chmod: from then on no one else can add."""
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+        return False
+    folder.chmod(0o700)
+    with os.scandir(folder) as entries:
+        if next(entries, None) is None:
+            return True
+    folder.chmod(stat.S_IMODE(info.st_mode))
+    return False
 
 
 def _private_group(gid: int) -> bool:
