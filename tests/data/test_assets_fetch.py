@@ -296,7 +296,7 @@ def test_client_commands_use_each_registrys_own_client(monkeypatch, tmp_path):
     sdist = ASSETS["squad-v1-dev"].source
     cmd = fetch_mod.client_command(sdist, tmp_path)
     assert cmd == [
-        sys.executable, "-m", "encoderlab.data.assets.sdist", "bigbench", "bigbench-1.0.0.tar.gz",
+        sys.executable, "-I", str(Path(fetch_mod.sdist.__file__).resolve()), "bigbench", "bigbench-1.0.0.tar.gz",
         str(tmp_path / "bigbench-1.0.0.tar.gz"), "https://pypi.org/simple/",
     ]  # fmt: skip
     assert fetch_mod.client_command(ASSETS["brown"].source, tmp_path)[:3] == [

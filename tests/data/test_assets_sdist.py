@@ -213,3 +213,21 @@ def test_an_index_address_with_a_user_and_password_is_read_with_them(index, tmp_
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_client_runs_where_encoderlab_is_not_importable(index, tmp_path):
+    """An install-free run from a checkout's src/ spawned `python -m encoderlab.data.assets.sdist` in a
+    staging folder, where encoderlab cannot be imported; `-S` (no site-packages, so no installed encoderlab)
+    and no PYTHONPATH stand in for that."""
+    import os
+    import subprocess
+    import sys
+
+    url, source, marker = index
+    dest = tmp_path / "staged" / source.filename
+    dest.parent.mkdir()
+    command = sdist.client_command([url], source.package, source.filename, dest)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-S", *command[1:]], cwd=dest.parent, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()[-300:]
+    assert hashlib.sha256(dest.read_bytes()).hexdigest() == source.sha256 and not marker.exists()

@@ -8,7 +8,7 @@ machine. Wheels are not built (`--only-binary :all:`), npm tarballs are not pack
 packages are only downloaded, so those clients stay.
 
 Here the file is found on the index's project page (PEP 691 JSON, or the PEP 503 HTML every index serves)
-and copied as bytes: `python -m encoderlab.data.assets.sdist INDEX PACKAGE FILENAME DEST`, run by
+and copied as bytes: `python -I sdist.py PACKAGE FILENAME DEST INDEX...` (standard library only), run by
 `cache.py` as the other clients are (its log, its exit status, the progress bar over its file), so the
 file is verified against its pin before it is renamed into place, exactly as before. Nothing in it is read.
 
@@ -93,9 +93,10 @@ def index_urls(settings: dict[str, str] | None = None) -> list[str]:
 
 
 def client_command(indexes: list[str], package: str, filename: str, dest: Path) -> list[str]:
-    """The command that writes `filename` of `package` from the first of `indexes` listing it to `dest`
-    (this module, run alone)."""
-    return [sys.executable, "-m", __name__, package, filename, str(dest), *indexes]
+    """The command that writes `filename` of `package` from the first of `indexes` listing it to `dest`:
+    this file run as a script in isolated mode (it imports the standard library only), so it runs where
+    encoderlab is not installed (a source checkout's src/) and no folder's module can shadow one it uses."""
+    return [sys.executable, "-I", str(Path(__file__).resolve()), package, filename, str(dest), *indexes]
 
 
 def project_page(index: str, package: str) -> str:
