@@ -1,11 +1,15 @@
 """Evaluation by fine-tuning: four task families, suites of tasks, paper 1's LR x seed protocol.
 
-Layout: `spec` (what a task is), `tasks/` (the registry, the offline, hub (paper 1, paper 2) and
-file-task loaders), `suites`, `features` and `qa` (tokenisation and answer decoding), `heads`,
-`families` (per-family prepare/loss/predict/metrics), `predictions` (saved test predictions),
-`finetune` (the shared loop), `metrics/`, `stats`, `summary` (the result record, LR selection,
-family means, paired comparison), `taskruns` (a task capped at a study's steps, the LRs its weight
-decay allows), `protocol` (grid, cache, summary files) and `commands` (the `encoderlab eval` command). See docs/evaluation.md.
+Layout: `spec` (what a task is), `signature` (the hash of a task's settings that keys the cache),
+`tasks/` (the registry, the offline, hub (paper 1, paper 2) and file-task loaders), `suites`,
+`features`, `tokenids` (tokenised splits held as flat arrays) and `qa` (tokenisation and answer
+decoding), `answer_tagger` (EncodEval's QA as token tagging), `pooling` (the pooling a model's
+config.json declares), `heads`, `families` (per-family prepare/loss/predict/metrics), `batching`
+(padded, length-sorted prediction), `predictions` (saved test predictions), `finetune` (the shared
+loop), `metrics/`, `stats`, `summary` (the result record, LR selection, family means, paired
+comparison), `summarypage` (summary.json and summary.md), `taskruns` (a task capped at a study's steps,
+the LRs its weight decay allows), `protocol` (grid, cache, the model's summary), `preflight`
+(`eval --check`) and `commands` (the `encoderlab eval` command). See docs/evaluation.md.
 
 The names below are imported when first read (PEP 562): importing `encoderlab.eval.summary` or
 `encoderlab.eval.spec`, as `study list` and `study plan` do, runs this file, and `evaluate` brings the

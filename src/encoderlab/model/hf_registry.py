@@ -175,7 +175,7 @@ def _fresh(cls, hf_config, state: dict[str, torch.Tensor], prefix: str) -> list[
 
 def checkpoint_shape_refusal(where: str, key: str, stored: tuple, implied: tuple) -> UserError:
     """The line of a Hugging Face folder's weight whose shape is not its config.json's: the adapter
-    families' load, the Llama-style ones' (`hf_llama`) and `eval --check` (`hub.check_embedding_rows`)."""
+    families' load, the Llama-style ones' (`hf_llama`) and `eval --check` (`headercheck.check_embedding_rows`)."""
     return UserError(
         f"{where}: weight '{key}' has shape {stored} but config.json implies {implied}; "
         "the checkpoint does not match its config"

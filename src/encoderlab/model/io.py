@@ -77,7 +77,7 @@ def check_shapes(own: dict[str, torch.Tensor], state: dict[str, torch.Tensor], c
 
 def shape_refusal(key: str, stored: tuple, implied: tuple, config: str) -> UserError:
     """The line of an encoderlab folder's weight whose shape is not its config's; shared by the load
-    (`check_shapes`) and `eval --check` (`hub.check_embedding_rows`, from the safetensors header)."""
+    (`check_shapes`) and `eval --check` (`headercheck.check_embedding_rows`, from the safetensors header)."""
     return UserError(
         f"weight '{key}' has shape {stored} but {config} implies {implied}; "
         "the weights do not match their config: restore the original config.json"
