@@ -1,6 +1,7 @@
-"""A package's public names imported when first read (PEP 562), for `encoderlab.train` and
-`encoderlab.eval`: `study list` and `study plan` import a light submodule of each (a config, a record)
-and so run its `__init__`, which would otherwise bring the training or fine-tuning loop they never use.
+"""A package's public names imported when first read (PEP 562), for `encoderlab.train`, `encoderlab.eval`
+and `encoderlab.model`: `study list` and `study plan` import a light submodule of each (a config, a record,
+the model sizes) and so run its `__init__`, which would otherwise bring the training or fine-tuning loop
+they never use, or the encoder and torch with it.
 
 The trade-off: a static reader sees the names only under `TYPE_CHECKING`, where each `__init__` imports
 them again for type checkers and editors.

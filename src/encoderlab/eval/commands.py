@@ -92,7 +92,7 @@ def eval_command(
         out: Folder for results.jsonl, summary.json, summary.md and predictions/ (per-example test predictions).
         device: cpu or cuda (default: cuda when available).
         hub_data: Folder of hub dataset mirrors, DIR/<owner>/<name>, read instead of the hub (sets $ENCODERLAB_HUB_DATA; see docs/evaluation.md).
-        check: Check what the run would read (task files, data, grid, assets, the model's tokenizer and config, not its weights) and print each task's splits, labels, metric, max length and fine-tuning runs, and what a rerun into --out would reuse (the weights then read, to fingerprint the model); train nothing, write nothing (--out is not created; --device is not checked).
+        check: Check what the run would read (task files, data, grid, assets, the model's tokenizer and config, and of its weights only the safetensors headers) and print each task's splits, labels, metric, max length and fine-tuning runs, and what a rerun into --out would reuse (the weights then read, to fingerprint the model); train nothing, write nothing (--out is not created; --device is not checked).
     """
     from encoderlab.model.sources import guarded_folder
 

@@ -14,8 +14,9 @@ cka:      cka.json
 ```
 
 Resume inside a node: preparation and evaluation are no-ops when their output is complete;
-pretraining resumes from the run's last checkpoint (checkpoints every fifth of the run at CPU
-scales), so a study killed mid-training loses at most a fifth of one run.
+pretraining resumes from the run's last checkpoint (checkpoints every fifth of a run whose length
+the study sets, as at the CPU scales; else at the recipe's cadence, `resolve.py`), so a study killed
+mid-training loses at most a fifth of one run.
 
 What a study reads and how its eval nodes key their tasks, asked of the spec before any node runs (the
 `Backend`'s other fields: tasks, assets, decontamination sets, corpus locations), is `needs.py`; this

@@ -7,9 +7,12 @@ reloads it with the strict typed loader. Nothing is passed as `key=value` text. 
 
 1. the scale's settings as arguments of the recipe, where the recipe takes them: model size (runs
    from scratch), sequence length, micro-batch and global batch;
-2. the run length: the recipe's own `Scaling` (`train.recipe_scaling.SCALING`) at the scale's steps, so a
-   paper recipe shrunk to 1,000 steps keeps its warmup and decay as the same fractions of the run;
-3. a checkpoint every fifth of the run, so a killed study loses at most a fifth of a run;
+2. the run length, where the study or the run sets one (every run at `demo` and `cpu`, the shorter
+   budgets at the gpu scales; otherwise the recipe's own): the recipe's own `Scaling`
+   (`train.recipe_scaling.SCALING`) at those steps, so a paper recipe shrunk to 1,000 steps keeps its
+   warmup and decay as the same fractions of the run;
+3. with such a length, a checkpoint every fifth of the run, so a killed study loses at most a fifth of a
+   run (a recipe run at its own length keeps the recipe's cadence: paper 1's, every 1,000 of 42,000 steps);
 4. the start model, where the recipe takes one (`init`): an asset, or a placeholder for another run
    of the study that the node fills in with that run's final model;
 5. the run's own recipe parameters (typed, checked against the recipe's signature when the spec was
