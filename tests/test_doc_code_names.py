@@ -7,6 +7,8 @@ the docs write in code spans: a module path under a package of encoderlab (`stud
 module), and a dotted `encoderlab.pkg.module.name` (it must import and resolve). Paths of other
 projects (`run_qa.py`, `bigbio/hub/.../blurb.py`) start with no package of ours and are left alone.
 docs/architecture.md's own reading path is held to the same rule by tests/test_architecture_doc.py.
+Markdown files the docs name must be shipped (docs/*.md, the root's) or written by encoderlab (`report.md`):
+project notes kept outside the repository (a `papers.md`) are no reference a reader can follow.
 """
 
 from __future__ import annotations
@@ -74,3 +76,34 @@ def test_a_moved_module_or_renamed_name_is_seen():
         "eval/tasks/custom_split.py",
         "encoderlab.locks.gone_lock",
     ]
+
+
+MARKDOWN_FILE = re.compile(r"[\w./-]*?([\w-]+\.md)\b")
+
+
+def written_markdown(src: Path = SRC) -> set[str]:
+    """The Markdown files encoderlab writes (`report.md`, `summary.md`, a model card's `README.md`): names
+    given as a string literal of its source."""
+    names = set()
+    for path in src.rglob("*.py"):
+        names |= set(re.findall(r"[\"'/]([\w-]+\.md)[\"']", path.read_text(encoding="utf-8")))
+    return names
+
+
+def unshipped_markdown(text: str, shipped: set[str], written: set[str]) -> list[str]:
+    """The `*.md` files `text` names that are neither a doc of the repository nor a file encoderlab writes."""
+    return sorted({name for name in MARKDOWN_FILE.findall(text) if name not in shipped | written})
+
+
+def test_every_markdown_file_the_docs_name_is_shipped_or_written():
+    shipped = {p.name for p in (ROOT / "docs").glob("*.md")} | {p.name for p in ROOT.glob("*.md")}
+    written = written_markdown()
+    assert {"report.md", "summary.md"} <= written
+    found = {doc.name: unshipped_markdown(doc.read_text(encoding="utf-8"), shipped, written) for doc in DOCS}
+    found = {name: files for name, files in found.items() if files}
+    assert not found, f"docs name Markdown files the repository does not ship: {found}"
+
+
+def test_a_notes_file_outside_the_repository_is_seen():
+    text = "see docs/studies.md, report/report.md and OUT/summary.md; the recap (papers.md, *Results*)"
+    assert unshipped_markdown(text, {"studies.md"}, {"report.md", "summary.md"}) == ["papers.md"]
