@@ -1,8 +1,11 @@
 """Pretraining objectives: each turns a packed batch into model inputs, attention mode and targets.
 
-`Objective` is the union the run config holds (`type: mlm` or `type: clm` in YAML). The trainer
-uses only `prepare`, `check`, `tag` and the shared `batch_loss` (the forward and `lm_loss`), never an
-objective's name.
+`Objective` is the union the run config holds (`type: mlm` or `type: clm` in YAML). The training step
+uses only `prepare`, `check`, `tag`, `attention_mode` (asked of the model per phase before a run writes
+anything) and the shared `batch_loss` (the forward and `lm_loss`), never an objective's name. Around the
+loop, two checks ask whether a phase is MLM: the held-out `val/mlm` loss scores the run's last MLM phase
+(`train/validation.py`), and a start model without a mask token is refused before an MLM phase
+(`train/vocab.py`).
 
 An objective is also a run config's declared fields (its type, mask ratio, attention mode), which
 `study list` and `study plan` read for every run of every study. So the modules here import torch only
