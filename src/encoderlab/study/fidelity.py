@@ -126,7 +126,7 @@ PAPERS: dict[str, PaperSetup] = {
         # The paper suite scores TC, QA and IR with EncodEval's own per-example scores, as its saved
         # results/**/results.json show it scored (eval/metrics/encodeval.py, eval/answer_tagger.py)
         sizes=("210m", "610m", "1b"),
-        study_sizes={"paper1-cpt": ("610m",)},  # its CPT tables (study/reported.py): 610M, from decayed 42k bases
+        study_sizes={"paper1-cpt": ("610m",)},  # its CPT tables (reported.py): 610M, decayed 42k bases
         training="42,000 steps of 2,359,296 tokens (its appendix; the split into 1,152 x 2,048 rows is ours)",
         shortest_tokens=2_000 * 2_359_296,  # its +2k continued pretraining
         shortest_scratch_tokens=12_000 * 2_359_296,  # its from-scratch runs: 12k and up
