@@ -1,4 +1,4 @@
-"""`encoderlab export`: an encoderlab model as a Hugging Face EuroBERT folder.
+"""`encoderlab export`: an encoderlab model as a Hugging Face EuroBERT folder (an adapted encoder in its own).
 
 The exported folder is what `transformers.AutoModelForMaskedLM.from_pretrained(folder)` loads as
 `EuroBertForMaskedLM` with the same logits: `config.json` (model_type `eurobert`, every
@@ -9,9 +9,9 @@ defaults (pad 128001, mask 128002) are never left in place: they
 differ per checkpoint, and a small EuroBERT with them refuses to build (`padding_idx` out of range).
 EuroBERT puts a bias on all four attention projections when `attention_bias` is set, so a model
 with q/k/v biases (from Qwen2) exports with a zero o_proj bias; q/k norms (from Qwen3) have no
-EuroBERT equivalent and are refused. BERT and ModernBERT adapters export through transformers'
-own `save_pretrained`; each model writes itself (`LanguageModel.save_hf`; the EuroBERT mapping is
-in `hf_eurobert`). The tokenizer's `model_max_length` is at most the model's positions, so truncation
+EuroBERT equivalent and are refused. The adapters (BERT family, MPNet, DeBERTa, ModernBERT) export
+through transformers' own `save_pretrained`; each model writes itself (`LanguageModel.save_hf`; the
+EuroBERT mapping is in `hf_eurobert`). The tokenizer's `model_max_length` is at most the model's positions, so truncation
 cuts where the model ends. The folder is written through `atomic.atomic_folder`, and an existing folder is
 only replaced when asked, and only if it is an earlier export (`encoderlab.outdir`): never a folder
 encoderlab did not create, never the source itself or a folder around it. A model EuroBERT cannot
