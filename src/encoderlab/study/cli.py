@@ -298,7 +298,8 @@ def expected_time(minutes: float) -> str:
 
 
 def list_command() -> None:
-    """List the built-in studies and scales with their expected run times and passes over their corpus."""
+    """List the built-in studies and scales: expected run time, passes over the corpus, hardware, and whether
+    each scale is its paper's setup (else what differs)."""
     print(f"{'study':<18} {'scale':<10} {'expected time':>14} {'passes':>8}  {'hardware':<20} setup")
     for study, scale, minutes, hardware, passes, setup in list_studies():
         print(f"{study:<18} {scale:<10} {expected_time(minutes):>14} {passes:>8}  {hardware:<20} {setup}")
