@@ -7,7 +7,8 @@ the docs write in code spans: a module path under a package of encoderlab (`stud
 module), and a dotted `encoderlab.pkg.module.name` (it must import and resolve). Paths of other
 projects (`run_qa.py`, `bigbio/hub/.../blurb.py`) start with no package of ours and are left alone.
 docs/architecture.md's own reading path is held to the same rule by tests/test_architecture_doc.py.
-Markdown files the docs name must be shipped (docs/*.md, the root's) or written by encoderlab (`report.md`):
+Markdown files the docs, docstrings and comments name must be shipped (docs/*.md, the root's) or written by
+encoderlab (`report.md`):
 project notes kept outside the repository (a `papers.md`) are no reference a reader can follow.
 """
 
@@ -78,7 +79,8 @@ def test_a_moved_module_or_renamed_name_is_seen():
     ]
 
 
-MARKDOWN_FILE = re.compile(r"[\w./-]*?([\w-]+\.md)\b")
+MARKDOWN_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*)([\w-]+\.md)\b")
+"""A Markdown file name and the folders written before it (`docs/`, `report/`, another project's `Data/`)."""
 
 
 def written_markdown(src: Path = SRC) -> set[str]:
@@ -91,8 +93,10 @@ def written_markdown(src: Path = SRC) -> set[str]:
 
 
 def unshipped_markdown(text: str, shipped: set[str], written: set[str]) -> list[str]:
-    """The `*.md` files `text` names that are neither a doc of the repository nor a file encoderlab writes."""
-    return sorted({name for name in MARKDOWN_FILE.findall(text) if name not in shipped | written})
+    """The `*.md` files `text` names that are neither a doc of the repository nor a file encoderlab writes. A
+    name under another folder than docs/ is another project's file or a path an output lands at, left alone."""
+    found = {name for folder, name in MARKDOWN_FILE.findall(text) if folder in ("", "docs/")}
+    return sorted(found - shipped - written)
 
 
 def test_every_markdown_file_the_docs_name_is_shipped_or_written():
@@ -105,5 +109,24 @@ def test_every_markdown_file_the_docs_name_is_shipped_or_written():
 
 
 def test_a_notes_file_outside_the_repository_is_seen():
-    text = "see docs/studies.md, report/report.md and OUT/summary.md; the recap (papers.md, *Results*)"
-    assert unshipped_markdown(text, {"studies.md"}, {"report.md", "summary.md"}) == ["papers.md"]
+    text = (
+        "see docs/studies.md, report/report.md and OUT/summary.md; the recap (papers.md, *Results*), "
+        "`hub-schemas.md` s.1, docs/gone.md; another project's `Data/Dataset_Card/tner_ontonotes5.md`"
+    )
+    assert unshipped_markdown(text, {"studies.md"}, {"report.md", "summary.md"}) == [
+        "gone.md",
+        "hub-schemas.md",
+        "papers.md",
+    ]
+
+
+def test_every_markdown_file_the_source_names_is_shipped_or_written():
+    shipped = {p.name for p in (ROOT / "docs").glob("*.md")} | {p.name for p in ROOT.glob("*.md")}
+    written = written_markdown()
+    files = sorted([*SRC.rglob("*.py"), *(ROOT / "scripts").rglob("*.py")])
+    found = {
+        str(path.relative_to(ROOT)): unshipped_markdown(path.read_text(encoding="utf-8"), shipped, written)
+        for path in files
+    }
+    found = {name: names for name, names in found.items() if names}
+    assert not found, f"docstrings and comments cite Markdown files the repository does not ship: {found}"

@@ -99,10 +99,10 @@ A.1 counts other lengths in tokens, tokenizer unnamed]; counted as Llama-3 token
 ENCODEVAL_HUB = {
     # task: (the hub's train rows, its validation rows = the test set, tokens per example [D: the
     # datasets' mean words x ~1.3 Llama-3 tokens a word, with the task's template and EOS])
-    "paper-sst2": (67_349, 872, 20),  # nyu-mll/glue card, hub-schemas.md s.1 [V]
+    "paper-sst2": (67_349, 872, 20),  # nyu-mll/glue card (its dataset_info) [V]
     "paper-mnli": (392_702, 9_815, 55),  # test = validation_matched, same card [V]
     "paper-qqp": (363_846, 40_430, 40),  # same card [V]
-    "paper-squad": (87_599, 10_570, 180),  # rajpurkar/squad, HFds card (hub-schemas.md s.3) [V]
+    "paper-squad": (87_599, 10_570, 180),  # rajpurkar/squad, HFds card [V]
     "paper-squad-v2": (130_319, 11_873, 180),  # rajpurkar/squad_v2, same [V]
     "paper-record": (100_730, 10_000, 260),  # super_glue/record's card [V]; hgissbkh/record's own [U: the
     # hub repo is not stored here (find_files, search), no card seen]
@@ -112,13 +112,13 @@ ENCODEVAL_HUB = {
 SOURCED: dict[str, TaskSize] = {
     # paper 1 TC: the datasets' own splits
     "paper-conll2003": TaskSize(train=14_041, tokens=22, val=3_250, test=3_453),  # HFds conll2003 [V]
-    # (hub-schemas.md s.2); hgissbkh/conll2003-en's own [U: not stored here, no card seen]
+    # (its card's splits); hgissbkh/conll2003-en's own [U: not stored here, no card seen]
     "paper-ontonotes": TaskSize(train=59_924, tokens=26, val=8_528, test=8_262),  # the card of mirror
     # extraordinarylab/ontonotes5 (commit f3a6e40) [V]; hgissbkh/ontonotes5's own [U: not stored here]
     "paper-uner": TaskSize(train=12_543, tokens=23, val=2_001, test=2_077),  # UNER's en_ewt config,
     # universalner/universal_ner's card (README dataset_info, commit 80e4090): 12,543 / 2,001 / 2,077 [V]
     # (UD en_ewt's validation has 2,002 sentences, UNER's 2,001); hgissbkh/uner_en, UNER's columns
-    # (hub-schemas.md s.2), its own sizes [U: not stored here]
+    # (UNER's card), its own sizes [U: not stored here]
     # paper 2 (biomed suite); tokens per sentence with ModernBERT's tokenizer, words encoded apart [D]
     "biomed-jnlpba": TaskSize(train=16_807, tokens=40, val=1_739, test=3_856),  # BLURB's sentences without
     # the one -DOCSTART- block per abstract the loader drops (`biomed.load_blurb_ner`): devel.tsv 1,939
@@ -155,11 +155,11 @@ MSMARCO_JUDGED = 7_437 + 9_260
 irds/beir_msmarco_dev's card, commit a2542a6, its `qrels` count beside 6,980 queries [V]) and TREC-DL
 2019's (9,260: irds/beir_msmarco_test's card [V]), an upper bound (a passage judged twice counts once)."""
 NQ_TEST_QUERIES, NQ_JUDGED = 3_452, 4_201
-"""BeIR/nq's test queries and qrels (irds/beir_nq's card, hub-schemas.md s.4 [V]); EncodEval halves the
+"""BeIR/nq's test queries and qrels (irds/beir_nq's card [V]); EncodEval halves the
 queries (`paper.nq_halves`), every half scored against the judged documents."""
 MLDR_QUERIES, MLDR_JUDGED = (200, 800), 1_000
 """MLDR-en's dev and test queries (Shitao/MLDR's card [V]) and their judged documents, one positive each
-(its layout, hub-schemas.md s.4) [V]."""
+(its layout, the same card) [V]."""
 
 POCKET_MEASURED = {
     "wnut16": {"train": 1675, "val": 239, "test": 480},
