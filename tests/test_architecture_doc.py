@@ -1,5 +1,6 @@
 """docs/architecture.md names code as `path.py:name` (a function, class or method); every such name
-must exist, so the reading paths it gives (a mask ratio from the CLI to the masked tokens) stay true."""
+must exist, so the reading paths it gives (a mask ratio from the CLI to the masked tokens) stay true. Its
+folder list names every package and core module, and it names every seam written as a `typing.Protocol`."""
 
 from __future__ import annotations
 
@@ -101,3 +102,41 @@ def test_the_models_contract_names_every_member_of_the_protocol():
 
 def test_the_protocol_reader_sees_methods_and_attributes():
     assert {"forward", "lm_loss", "config", "anatomy", "add_token_rows"} <= protocol_members()
+
+
+def protocol_classes(root: Path) -> dict[str, str]:
+    """Each `typing.Protocol` class under `root` -> its module path (`train/metrics.py`)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                getattr(base, "id", getattr(base, "attr", None)) == "Protocol" for base in node.bases
+            ):
+                found[node.name] = path.relative_to(root).as_posix()
+    return found
+
+
+def unnamed_protocols(text: str, protocols: dict[str, str]) -> list[str]:
+    """The protocols `text` names neither as `Name` (or `Name.method`, `Name(...)`) nor as `path.py:Name`."""
+    return [
+        f"{path}:{name}"
+        for name, path in sorted(protocols.items())
+        if not re.search(rf"[`:]{name}[`.(]", text)
+    ]
+
+
+def test_every_protocol_is_a_seam_the_architecture_doc_names():
+    protocols = protocol_classes(ROOT / "src" / "encoderlab")
+    assert {"LanguageModel", "BatchSource"} <= set(protocols)
+    unnamed = unnamed_protocols((ROOT / "docs" / "architecture.md").read_text(), protocols)
+    assert not unnamed, f"docs/architecture.md leaves out these seams (typing.Protocol classes): {unnamed}"
+
+
+def test_a_new_protocol_left_out_of_the_doc_is_seen(tmp_path):
+    (tmp_path / "sinks.py").write_text(
+        "import typing\nfrom typing import Protocol\n"
+        "class Sink(Protocol): ...\nclass Form(typing.Protocol): ...\nclass Plain: ...\n"
+    )
+    protocols = protocol_classes(tmp_path)
+    assert protocols == {"Sink": "sinks.py", "Form": "sinks.py"}
+    assert unnamed_protocols("the sink (`sinks.py:Sink`); a Form, unquoted", protocols) == ["sinks.py:Form"]
