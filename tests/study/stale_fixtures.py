@@ -1,17 +1,26 @@
 """The stale-corpus tests' study (test_stale_corpus.py, test_stale_tokenizer.py, test_hub_pinned_study.py,
 test_report_hub_inputs.py): the fake study on a real corpus with a real prepare node, and an edit of that
-corpus that keeps its size."""
+corpus that keeps its size.
+
+`stale_world` hands a test that study run to its end over `corpus.jsonl` (60 documents) in `s`, as the
+tests built it each for itself: run once per test module and copied back into one fixed folder before
+each test. The folder is fixed, not the test's own, because a node's key holds its corpus's path; the
+copy keeps every file's bytes and mtime, so the study reads its corpus as it left it."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 
+import pytest
 from fake_study import backend as fake_backend
-from fake_study import small_spec
+from fake_study import small_spec, tiny_corpus
 
 from encoderlab.study.checks import check_start
 from encoderlab.study.nodes import run_prepare
+from encoderlab.study.runner import run_study
 from encoderlab.study.spec import DataSpec
 
 
@@ -47,3 +56,25 @@ def edit_corpus(corpus) -> None:
     """Other documents in the file, at its old size and a later mtime."""
     lines = corpus.read_text().splitlines(keepends=True)
     corpus.write_text("".join(lines[::-1]))
+
+
+@pytest.fixture(scope="module")
+def stale_template(tmp_path_factory) -> tuple[Path, Path]:
+    """(the fixed folder, its pristine copy): the study of `stale_spec` run to its end once per module."""
+    world = tmp_path_factory.mktemp("stale") / "w"
+    world.mkdir()
+    corpus = tiny_corpus(world / "corpus.jsonl", 60)
+    run_study(stale_spec(corpus), world / "s", stale_backend(), progress=False)
+    template = world.with_name("template")
+    shutil.copytree(world, template, symlinks=True)  # copy2: the corpus keeps its mtime
+    return world, template
+
+
+@pytest.fixture
+def stale_world(stale_template) -> Path:
+    """The fixed folder holding `corpus.jsonl` and the finished study `s`, as the run left them (whatever
+    the test before changed in it is gone)."""
+    world, template = stale_template
+    shutil.rmtree(world)
+    shutil.copytree(template, world, symlinks=True)
+    return world

@@ -18,7 +18,13 @@ import pytest
 from fake_study import tiny_corpus
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.treestate import assert_unchanged, world_state
-from tests.study.stale_fixtures import edit_corpus, stale_backend, stale_spec
+from tests.study.stale_fixtures import (  # noqa: F401 (fixtures)
+    edit_corpus,
+    stale_backend,
+    stale_spec,
+    stale_template,
+    stale_world,
+)
 
 from encoderlab.errors import UserError
 from encoderlab.study.graph import build_graph
@@ -33,48 +39,45 @@ STALE = (
 )
 
 
-def test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs(tmp_path, monkeypatch):
+def test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs(stale_world, monkeypatch):  # noqa: F811
     """Was: the finished prepare node was reused, and every run trained on the old text, silently."""
-    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
-    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = stale_spec(corpus), tmp_path / "s"
-    run_study(spec, study, stale_backend(), progress=False)
+    monkeypatch.chdir(stale_world)  # the working folder is one a refusal may not change
+    corpus = stale_world / "corpus.jsonl"
+    spec, study = stale_spec(corpus), stale_world / "s"  # run to its end
     os.utime(corpus, ns=(corpus.stat().st_atime_ns, corpus.stat().st_mtime_ns + 10**9))
     run_study(spec, study, stale_backend(), progress=False)  # touched, the same bytes: nothing to refuse
     edit_corpus(corpus)
-    before = world_state(study, tmp_path)
+    before = world_state(study, stale_world)
     with pytest.raises(UserError, match=STALE) as exc:
         run_study(spec, study, stale_backend(), progress=False)
     assert "\n" not in str(exc.value)
     assert_unchanged(before)
     folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     assert f"main: {folder / 'data'} was" in str(exc.value)
-    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
-    assert_printed_as_documented("study-over-a-changed-corpus", err, tmp_path)
-    run_study(spec, tmp_path / "new", stale_backend(), progress=False)  # the fix: another --out
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds a path
+    assert_printed_as_documented("study-over-a-changed-corpus", err, stale_world)
+    run_study(spec, stale_world / "new", stale_backend(), progress=False)  # the fix: another --out
 
 
-def test_study_plan_does_not_count_a_corpus_edited_since(tmp_path, capsys):
+def test_study_plan_does_not_count_a_corpus_edited_since(stale_world, capsys):  # noqa: F811
     """Was: `study plan --out` counted the unique tokens of the text the file held before."""
     from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
     from encoderlab.study.files import dump_study
 
-    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = stale_spec(corpus), tmp_path / "s"
-    run_study(spec, study, stale_backend(), progress=False)
-    (tmp_path / "s.yaml").write_text(dump_study(dataclasses.replace(spec, eval=EvalSpec(suite="pocket"))))
-    assert cli(["study", "plan", tmp_path / "s.yaml", "--out", study], capsys)[0] == 0
+    corpus = stale_world / "corpus.jsonl"
+    spec, study = stale_spec(corpus), stale_world / "s"  # run to its end
+    (stale_world / "s.yaml").write_text(dump_study(dataclasses.replace(spec, eval=EvalSpec(suite="pocket"))))
+    assert cli(["study", "plan", stale_world / "s.yaml", "--out", study], capsys)[0] == 0
     edit_corpus(corpus)
-    assert_one_line(*cli(["study", "plan", tmp_path / "s.yaml", "--out", study], capsys), STALE)
+    assert_one_line(*cli(["study", "plan", stale_world / "s.yaml", "--out", study], capsys), STALE)
 
 
-def test_an_unfinished_prepare_node_over_an_edited_corpus_is_refused_in_a_studys_words(tmp_path):
+def test_an_unfinished_prepare_node_over_an_edited_corpus_is_refused_in_a_studys_words(stale_world):  # noqa: F811
     """Was `data prepare`'s line, whose fix is "choose another --out", when the node's data was prepared
     but its marker not written (killed in between); the node says the same as the check before the study."""
-    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = stale_spec(corpus), tmp_path / "s"
-    run_study(spec, study, stale_backend(), progress=False)
+    corpus = stale_world / "corpus.jsonl"
+    spec, study = stale_spec(corpus), stale_world / "s"  # run to its end
     prepare = build_graph(spec, stale_backend()).nodes["prepare/main"]
     (node_dir(study, prepare) / MARKER).unlink()
     edit_corpus(corpus)
@@ -84,12 +87,11 @@ def test_an_unfinished_prepare_node_over_an_edited_corpus_is_refused_in_a_studys
         assert "--out folder" in str(exc.value) and "choose another --out" not in str(exc.value)
 
 
-def test_a_study_with_max_passes_says_its_corpus_changed_before_counting_passes_from_the_old_one(tmp_path):
+def test_a_study_with_max_passes_says_its_corpus_changed_before_counting_passes_from_the_old_one(stale_world):  # noqa: F811
     """Was: `max_passes` was checked from the finished prepare node's counts, the old corpus's, first,
     so the study was refused for passes it would not make, and the changed corpus went unsaid."""
-    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = stale_spec(corpus), tmp_path / "s"
-    run_study(spec, study, stale_backend(), progress=False)
+    corpus = stale_world / "corpus.jsonl"
+    spec, study = stale_spec(corpus), stale_world / "s"  # run to its end
     edit_corpus(corpus)
     with pytest.raises(UserError, match=STALE):  # the old counts would exceed any pass of this limit
         run_study(dataclasses.replace(spec, max_passes=1e-9), study, stale_backend(), progress=False)

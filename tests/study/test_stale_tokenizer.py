@@ -14,7 +14,13 @@ import pytest
 from fake_study import tiny_corpus
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.treestate import assert_unchanged, tree_state, world_state
-from tests.study.stale_fixtures import edit_corpus, stale_backend, stale_spec
+from tests.study.stale_fixtures import (  # noqa: F401 (fixtures)
+    edit_corpus,
+    stale_backend,
+    stale_spec,
+    stale_template,
+    stale_world,
+)
 
 from encoderlab.errors import UserError
 from encoderlab.study.graph import build_graph
@@ -28,11 +34,11 @@ STALE = (
 )
 
 
-def _interrupted_after_the_tokenizer(tmp_path):
-    """A study run to its end, then its prepare node put back as a kill after the tokenizer left it."""
-    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = stale_spec(corpus), tmp_path / "s"
-    run_study(spec, study, stale_backend(), progress=False)
+def _interrupted_after_the_tokenizer(world):
+    """A study run to its end (`stale_world`), then its prepare node put back as a kill after the tokenizer
+    left it."""
+    corpus = world / "corpus.jsonl"
+    spec, study = stale_spec(corpus), world / "s"
     folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     (folder / MARKER).unlink()
     shutil.rmtree(folder / "data")
@@ -43,28 +49,29 @@ def _interrupted_after_the_tokenizer(tmp_path):
 
 
 def test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus(
-    tmp_path, monkeypatch
+    stale_world,  # noqa: F811
+    monkeypatch,
 ):
     """Was: the rerun trained the data and every run on the tokenizer of the old text, without a word."""
-    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
-    corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
+    monkeypatch.chdir(stale_world)  # the working folder is one a refusal may not change
+    corpus, spec, study, folder = _interrupted_after_the_tokenizer(stale_world)
     edit_corpus(corpus)
     for checked in (True, False):  # refused before the study runs, and by the node itself
-        before = world_state(tmp_path)
+        before = world_state(stale_world)
         with pytest.raises(UserError, match=STALE) as exc:
             run_study(spec, study, stale_backend(checked), progress=False)
         assert "\n" not in str(exc.value)
         if checked:
             assert_unchanged(before)
         assert f"main: {folder / 'tokenizer'} was" in str(exc.value)
-    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
-    assert_printed_as_documented("study-tokenizer-over-a-changed-corpus", err, tmp_path)
-    run_study(spec, tmp_path / "new", stale_backend(), progress=False)  # the fix: another --out
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds a path
+    assert_printed_as_documented("study-tokenizer-over-a-changed-corpus", err, stale_world)
+    run_study(spec, stale_world / "new", stale_backend(), progress=False)  # the fix: another --out
 
 
-def test_a_tokenizer_trained_before_an_interruption_is_reused_over_the_same_corpus(tmp_path):
+def test_a_tokenizer_trained_before_an_interruption_is_reused_over_the_same_corpus(stale_world):  # noqa: F811
     """A corpus touched but unchanged (its mtime moved) is hashed, found the same, and the tokenizer kept."""
-    corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
+    corpus, spec, study, folder = _interrupted_after_the_tokenizer(stale_world)
     trained = (folder / "tokenizer" / "tokenizer.json").read_bytes()
     os.utime(corpus, ns=(corpus.stat().st_atime_ns, corpus.stat().st_mtime_ns + 10**9))
     run_study(spec, study, stale_backend(), progress=False)
@@ -103,25 +110,25 @@ UNRECORDED = (
 )
 
 
-def test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet(tmp_path, monkeypatch):
+def test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet(stale_world, monkeypatch):  # noqa: F811
     """A tokenizer an earlier encoderlab trained (no sources.json) before an interruption: was reused
     unchecked, whatever the corpus had become since. What it was trained on cannot be known (its corpus
     may be the same, or not), so it is refused until deleted; deleted, the node trains it again."""
     from encoderlab.data.tokenizer_training import SOURCES
 
-    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
-    corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
+    monkeypatch.chdir(stale_world)  # the working folder is one a refusal may not change
+    corpus, spec, study, folder = _interrupted_after_the_tokenizer(stale_world)
     (folder / "tokenizer" / SOURCES).unlink()
     edit_corpus(corpus)
     for checked in (True, False):  # refused before the study runs, and by the node itself
-        before = world_state(tmp_path)
+        before = world_state(stale_world)
         with pytest.raises(UserError, match=UNRECORDED) as exc:
             run_study(spec, study, stale_backend(checked), progress=False)
         assert f"main: {folder / 'tokenizer'} records" in str(exc.value)
         if checked:
             assert_unchanged(before)
-    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
-    assert_printed_as_documented("study-tokenizer-without-sources", err, tmp_path)
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds a path
+    assert_printed_as_documented("study-tokenizer-without-sources", err, stale_world)
     (folder / "data").mkdir()  # data begun with that tokenizer goes too
     with pytest.raises(UserError, match=r"delete \S+/tokenizer and \S+/data to train it again"):
         run_study(spec, study, stale_backend(), progress=False)
@@ -131,13 +138,11 @@ def test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_ye
     assert (folder / MARKER).exists() and (folder / "tokenizer" / SOURCES).is_file()
 
 
-def test_a_finished_prepare_node_whose_tokenizer_records_no_sources_is_kept(tmp_path):
+def test_a_finished_prepare_node_whose_tokenizer_records_no_sources_is_kept(stale_world):  # noqa: F811
     """Its data, prepared to the end with that tokenizer, is what the runs read: checked itself, kept."""
     from encoderlab.data.tokenizer_training import SOURCES
 
-    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
-    spec, study = stale_spec(corpus), tmp_path / "s"
-    run_study(spec, study, stale_backend(), progress=False)
+    spec, study = stale_spec(stale_world / "corpus.jsonl"), stale_world / "s"  # run to its end
     folder = node_dir(study, build_graph(spec, stale_backend()).nodes["prepare/main"])
     (folder / "tokenizer" / SOURCES).unlink()
     before = tree_state(study)
@@ -167,29 +172,29 @@ def _damaged(reason: str) -> str:
         (None, "unreadable: Is a directory"),
     ],
 )
-def test_a_tokenizer_whose_sources_json_is_damaged_says_so(tmp_path, written, reason, monkeypatch):
+def test_a_tokenizer_whose_sources_json_is_damaged_says_so(stale_world, written, reason, monkeypatch):  # noqa: F811
     """Was: "no readable sources.json: an earlier encoderlab trained it", of a file this encoderlab wrote
     and something damaged since; `{}` (no recipe, no sources) was not even refused, but reused unchecked.
     The line names the file and the damage, and gives the same fix (delete the tokenizer)."""
     from encoderlab.data.tokenizer_training import SOURCES
 
-    monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
-    corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
+    monkeypatch.chdir(stale_world)  # the working folder is one a refusal may not change
+    corpus, spec, study, folder = _interrupted_after_the_tokenizer(stale_world)
     if written is None:
         (folder / "tokenizer" / SOURCES).unlink()
         (folder / "tokenizer" / SOURCES).mkdir()
     else:
         (folder / "tokenizer" / SOURCES).write_bytes(written)
     for checked in (True, False):  # refused before the study runs, and by the node itself
-        before = world_state(tmp_path)
+        before = world_state(stale_world)
         with pytest.raises(UserError, match=_damaged(reason)) as exc:
             run_study(spec, study, stale_backend(checked), progress=False)
         assert f"main: {folder / 'tokenizer' / SOURCES}, the record" in str(exc.value)
         if checked:
             assert_unchanged(before)
-    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds a path
     if reason == "not valid JSON":  # the row's case
-        assert_printed_as_documented("study-tokenizer-damaged-sources", err, tmp_path)
+        assert_printed_as_documented("study-tokenizer-damaged-sources", err, stale_world)
     shutil.rmtree(folder / "tokenizer")  # the fix it names
     run_study(spec, study, stale_backend(), progress=False)
     assert (folder / MARKER).exists() and (folder / "tokenizer" / SOURCES).is_file()
