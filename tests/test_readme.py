@@ -8,6 +8,8 @@ What differs from a user's machine is only size and the network, listed here (`S
   * assets: `wiki-leads`, `tweets`, `wnut16` and `brown-pos` (the demo's tagging task) are small stand-ins in the real record schemas,
     written into a private $ENCODERLAB_HOME with valid manifests, so `assets fetch` finds them
     fetched (the real fetch is tested in tests/data/test_assets_fetch.py);
+  * pretraining: `smoke-clm-mlm` trains 20 steps instead of its 40 (still both phases, a checkpoint
+    every 10 steps and the last step validated, as at 40);
   * fine-tuning: `tweets` and `wnut16` train 10 steps instead of their pocket protocol;
   * the study's `demo` scale: 4 pretraining steps, 1 LR x 1 seed, 2 fine-tuning steps.
 """
@@ -24,10 +26,12 @@ import pytest
 from tests.eval.conftest import FILLER, NAMES, TOPICS
 
 from encoderlab.cli import main
+from encoderlab.train.config import RunConfig
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 SIZES = {
+    "smoke_steps": 20,
     "finetune_steps": 10,
     "demo": dict(steps=4, max_docs=200, vocab_size=600, lrs=(5e-4,), seeds=(0,), finetune_steps=2),
 }
@@ -75,10 +79,20 @@ def _write_assets(home: Path) -> None:
     write_asset(home, "brown-pos", brown)
 
 
+def _smoke_clm_mlm(
+    steps: int = SIZES["smoke_steps"], clm_fraction: float = 0.25, data: str = "synthetic"
+) -> RunConfig:
+    """`smoke-clm-mlm` of `SIZES`' steps by default: the recipe's parameters and types, as the command reads them."""
+    from encoderlab.train.recipes import smoke_clm_mlm
+
+    return smoke_clm_mlm(steps=steps, clm_fraction=clm_fraction, data=data)
+
+
 @pytest.fixture
 def tiny_world(tmp_path, monkeypatch):
     from encoderlab.eval.tasks import TASKS
     from encoderlab.study.scales import SCALES
+    from encoderlab.train.recipes import RECIPES
 
     _write_assets(tmp_path / "home")
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
@@ -88,6 +102,7 @@ def tiny_world(tmp_path, monkeypatch):
         short = dataclasses.replace(task.finetune, max_steps=SIZES["finetune_steps"])
         monkeypatch.setitem(TASKS, name, dataclasses.replace(task, finetune=short))
     monkeypatch.setitem(SCALES, "demo", dataclasses.replace(SCALES["demo"], **SIZES["demo"]))
+    monkeypatch.setitem(RECIPES, "smoke-clm-mlm", _smoke_clm_mlm)
     return tmp_path
 
 
