@@ -199,20 +199,41 @@ class _GuardedHandler(_QuietHandler):
         super().do_GET()
 
 
-def test_an_index_address_with_a_user_and_password_is_read_with_them(index, tmp_path):
-    _, source, marker = index
+@pytest.fixture
+def guarded(index, tmp_path):
+    """The address, user and password included, of the fixture's index served behind basic auth."""
     handler = functools.partial(_GuardedHandler, directory=str(tmp_path / "index"))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        guarded = f"http://me:s3%40cret@127.0.0.1:{server.server_address[1]}/simple/"
-        dest = tmp_path / "out.tar.gz"
-        assert sdist.main([source.package, source.filename, str(dest), guarded]) == 0
-        assert hashlib.sha256(dest.read_bytes()).hexdigest() == source.sha256
-        assert not marker.exists()
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield f"http://me:s3%40cret@127.0.0.1:{server.server_address[1]}/simple/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_index_address_with_a_user_and_password_is_read_with_them(index, guarded, tmp_path):
+    _, source, marker = index
+    dest = tmp_path / "out.tar.gz"
+    assert sdist.main([source.package, source.filename, str(dest), guarded]) == 0
+    assert hashlib.sha256(dest.read_bytes()).hexdigest() == source.sha256
+    assert not marker.exists()
+
+
+def test_the_client_command_line_carries_no_index_password(index, guarded, tmp_path, monkeypatch):
+    """Every user of a machine can read a command line (`ps`); the index, with its password, was one of
+    the client's arguments. It reads pip's indexes itself, from the environment it inherits."""
+    import os
+    import subprocess
+
+    _, source, marker = index
+    monkeypatch.setenv("PIP_INDEX_URL", guarded)
+    out = tmp_path / "staged"
+    out.mkdir()
+    command = fetch_mod.client_command(source, out)
+    assert not any("s3%40cret" in arg or "127.0.0.1" in arg for arg in command)
+    done = subprocess.run(command, cwd=out, env=dict(os.environ), capture_output=True)
+    assert done.returncode == 0, done.stdout.decode()[-300:] + done.stderr.decode()[-300:]
+    assert hashlib.sha256((out / source.filename).read_bytes()).hexdigest() == source.sha256
+    assert not marker.exists()
 
 
 def test_the_client_runs_where_encoderlab_is_not_importable(index, tmp_path):
@@ -226,7 +247,7 @@ def test_the_client_runs_where_encoderlab_is_not_importable(index, tmp_path):
     url, source, marker = index
     dest = tmp_path / "staged" / source.filename
     dest.parent.mkdir()
-    command = sdist.client_command([url], source.package, source.filename, dest)
+    command = sdist.client_command(source.package, source.filename, dest)  # the index: PIP_INDEX_URL
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([sys.executable, "-S", *command[1:]], cwd=dest.parent, env=env, capture_output=True)
     assert done.returncode == 0, done.stderr.decode()[-300:]

