@@ -1,6 +1,8 @@
 """An IR file's column of relevance judgments under a name other than the fixed list's (`qrel`, `rel`,
 `relevance_score`, `isRelevant`): was dropped without a word, its 0 rows trained on and judged as relevant
-pairs; and the columns beside pairs that are data, not judgments, which must still be read as before.
+pairs; and the columns beside pairs that are data, not judgments, which must still be read as before. A
+negated name (`not_relevant`, `irrelevant`) marks a relevant row with 0 or false: a `not_relevant` column of
+falses was refused, and an `irrelevant` one not judged.
 
 The fixed list (`label`, `score`, ...) and its refusal are tests/eval/test_hard_negatives.py's."""
 
@@ -43,6 +45,8 @@ def _judged(n: int, column: str, no, yes) -> list[dict]:
         ("relevance_score", 0.0, 1.0),
         ("isRelevant", False, True),
         ("QRel", 2, 1),
+        ("irrelevant", 1, 0),  # a negated name (`custom_data.NEGATED_WORDS`): its 1 marks a row not relevant
+        ("is_not_relevant", True, False),
     ],
 )
 def test_a_judgment_column_of_another_name_is_refused(tmp_path, column, no, yes):
@@ -72,6 +76,8 @@ def test_a_judgment_column_of_another_name_is_refused(tmp_path, column, no, yes)
         ("qid", 7, 8, {}),  # MS MARCO's numeric ids, not read: ids, not judgments
         ("relevant_passage", "a text", "another text", {}),  # text: data, whatever its name
         ("is_impossible", True, False, {}),  # SQuAD 2's flag: a relevant context, whichever it holds
+        ("not_relevant", False, False, {}),  # a negated judgment that marks every row relevant
+        ("nonRelevant", 0, 0, {}),
         ("qrel", None, None, {"query_id": "qrel"}),  # read by `columns:` (the query's id, the row's number)
     ],
 )

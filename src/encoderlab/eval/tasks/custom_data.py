@@ -186,22 +186,32 @@ RELEVANCE_WORDS = frozenset(
 """Words that make a column of numbers or booleans a judgment column wherever they stand in its name
 (`relevance_score`, `is_relevant`, `qrel`, `relScore`). `score` and `label` count as the whole name only: a
 `ce_score` or `bm25_score` beside positives is a retriever's or a cross-encoder's score, not a judgment."""
+NEGATED_WORDS = frozenset({"not", "non", "irrelevant", "nonrelevant"})
+"""Words that make a judgment column's 1 (or true) the mark of a row that is not relevant (`not_relevant`,
+`is_non_relevant`, `irrelevant`): such a column says a row is a relevant pair with 0 (or false). Judged as
+the others were, a `not_relevant` column of falses (every row relevant, a valid file) was refused, and an
+`irrelevant` column was not judged, so its rows of 1 were trained on as relevant pairs, unsaid. `no` is
+not one (`rel_no`: a number)."""
+RELEVANT = ("1", "1.0", "true")
+"""What a judgment column's cell holds for a relevant row (`NOT_RELEVANT` where its name is negated)."""
+NOT_RELEVANT = ("0", "0.0", "false")
 
 
-def _judgments(part, read: set[str]) -> list[str]:
-    """The columns of a split (`part`) that judge its rows: not read (`read`: the columns `columns:` maps to
-    fields), and named as `RELEVANCE_COLUMNS` (any values) or holding numbers or booleans under a name with
-    a word of `RELEVANCE_WORDS` (a text column such as `relevant_passage` is data, not a judgment)."""
-    out = []
+def _judgments(part, read: set[str]) -> dict[str, tuple[str, ...]]:
+    """The columns of a split (`part`) that judge its rows, each with the cells (as text, case folded) that
+    mark a row relevant: not read (`read`: the columns `columns:` maps to fields), and named as
+    `RELEVANCE_COLUMNS` (any values) or holding numbers or booleans under a name with a word of
+    `RELEVANCE_WORDS` or `NEGATED_WORDS` (a text column such as `relevant_passage` is data, not a judgment)."""
+    out = {}
     for c in part.column_names:
         if c in read:
             continue
         words = {w.casefold() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", c)}
         dtype = getattr(part.features[c], "dtype", None)  # a Value's; a list or struct has none
-        if c.casefold() in RELEVANCE_COLUMNS or (
-            words & RELEVANCE_WORDS and dtype not in (None, "string", "large_string")
-        ):
-            out.append(c)
+        if c.casefold() in RELEVANCE_COLUMNS:
+            out[c] = RELEVANT
+        elif words & (RELEVANCE_WORDS | NEGATED_WORDS) and dtype not in (None, "string", "large_string"):
+            out[c] = NOT_RELEVANT if words & NEGATED_WORDS else RELEVANT
     return out
 
 
@@ -212,17 +222,21 @@ def refuse_relevance_columns(
     `relevance_score`, `is_relevant`, `qrel`, ...; not one `columns:` reads) marks a row as other than
     relevant. Every row of an IR file is a relevant pair of grade 1, so such a column was dropped without a
     word: a `(query, document, label)` file's label-0 rows were trained on as positives and judged relevant
-    in the test's qrels. A column of 1s (or `true`) says what the rows are read as, and passes. Trade-off:
+    in the test's qrels. A column of 1s (or `true`; 0s under a negated name, `NEGATED_WORDS`) says what the
+    rows are read as, and passes. Trade-off:
     a judgment is told by its name, not by its values alone: a column of numbers of another name is not
     judged, as ids (MS MARCO's qid and pid, numbers in its TSVs) and flags whose false is a relevant row
     (SQuAD 2's `is_impossible`) would refuse valid files. Rows are checked in file order (`file_order`),
     so the first such row is named."""
-    judged = {s: {c: found[s][c] for c in _judgments(part, set(read))} for s, part in found.items()}
+    judged = {
+        s: {c: (found[s][c], ok) for c, ok in _judgments(part, set(read)).items()}
+        for s, part in found.items()
+    }
     if not any(judged.values()):
         return
     for split, i in file_order(places, found):
-        for column, cells in judged[split].items():
-            if str(cells[i]).strip().casefold() not in ("1", "1.0", "true"):
+        for column, (cells, relevant) in judged[split].items():
+            if str(cells[i]).strip().casefold() not in relevant:
                 raise UserError(
                     f"{where}: {places[split].of(split, i)}: column {column!r} holds {cells[i]!r}, but it is not "
                     "read: every row of an IR task file is read as a relevant (query, document) pair of grade 1; "
