@@ -129,6 +129,27 @@ def test_a_folder_writable_by_the_users_private_group_is_taken(temp, monkeypatch
         private_compile_cache()
 
 
+def test_a_group_named_as_the_user_that_is_another_users_primary_group_is_not_private(temp, monkeypatch):
+    """A group's member list names its supplementary members only: a user whose primary group it is (passwd's
+    gid) is in it unlisted, and could write to a 775 folder of that group."""
+    import grp
+    import pwd
+
+    me = pwd.getpwuid(os.getuid())
+    monkeypatch.setattr(grp, "getgrgid", lambda gid: grp.struct_group((me.pw_name, "x", me.pw_gid, [])))
+    bob = pwd.struct_passwd(("bob", "x", me.pw_uid + 1, me.pw_gid, "", "/home/bob", "/bin/sh"))
+    monkeypatch.setattr(pwd, "getpwall", lambda: [me, bob])
+    folder = default_compile_cache()
+    folder.mkdir()
+    (folder / "entry").write_bytes(b"planted")  # held: not the empty folder that is tightened and taken
+    folder.chmod(0o775)
+    if folder.stat().st_gid != me.pw_gid:
+        pytest.skip("the temp folder gives a new folder another group than the user's own (setgid)")
+    with pytest.raises(UserError, match=r"is writable by its group \(gid \d+\), which other users may be in"):
+        private_compile_cache()
+    assert CACHE_ENV not in os.environ and (folder.stat().st_mode & 0o777) == 0o775
+
+
 def test_a_flex_mask_built_on_cuda_refuses_an_open_cache_folder_before_it_compiles(temp, monkeypatch):
     """Building a forward's flex BlockMask on CUDA compiles (`create_block_mask(_compile=True)`), before the
     compiled flex attention that checked the folder: a command on CUDA without scale.compile (eval, analyze,

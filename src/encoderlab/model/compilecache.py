@@ -111,9 +111,11 @@ def _tightened_if_empty(folder: Path) -> bool:
 
 
 def _private_group(gid: int) -> bool:
-    """Whether `gid` is this user's private group: its primary group, named as the user and listing no one
-    else, as Debian, Ubuntu and Fedora make one per user. Their umask 002 leaves torch's own folder
-    group-writable (775), which lets no one else in; any other group might."""
+    """Whether `gid` is this user's private group: its primary group, named as the user, listing no one
+    else and no other user's primary group (a member the group's list never names), as Debian, Ubuntu and
+    Fedora make one per user. Their umask 002 leaves torch's own folder group-writable (775), which lets no
+    one else in; any other group might. Trade-off: a directory that lists no users (`getpwall` without
+    enumeration, as sssd's default) hides another user's primary group, as it hides nothing else here."""
     try:
         import grp
         import pwd
@@ -123,4 +125,10 @@ def _private_group(gid: int) -> bool:
         user, group = pwd.getpwuid(os.getuid()), grp.getgrgid(gid)
     except KeyError:  # a uid or gid without a name
         return False
-    return gid == user.pw_gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+    others = any(p.pw_gid == gid and p.pw_uid != user.pw_uid for p in pwd.getpwall())
+    return (
+        gid == user.pw_gid
+        and group.gr_name == user.pw_name
+        and set(group.gr_mem) <= {user.pw_name}
+        and not others
+    )
