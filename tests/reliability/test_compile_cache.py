@@ -115,6 +115,9 @@ def test_a_folder_writable_by_the_users_private_group_is_taken(temp, monkeypatch
     me = pwd.getpwuid(os.getuid())
     private = grp.struct_group((me.pw_name, "x", me.pw_gid, []))
     monkeypatch.setattr(grp, "getgrgid", lambda gid: private)
+    monkeypatch.setattr(
+        pwd, "getpwall", lambda: [me]
+    )  # no other user's primary group, whatever this machine has
     folder = default_compile_cache()
     folder.mkdir()
     folder.chmod(0o775)
