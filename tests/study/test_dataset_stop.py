@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 
 import pytest
 import yaml
+from tests.data.corpus_fixtures import tokenizer_dir  # noqa: F401 (a fixture)
 
 from encoderlab.errors import UserError
 from encoderlab.study.files import load_study_file
@@ -72,3 +74,28 @@ def test_a_stop_that_is_no_rule_or_beside_a_prepared_folder_is_refused(tmp_path)
     (tmp_path / "ready").mkdir()
     with pytest.raises(UserError, match=r"reads the prepared folder .*, so it takes no max_docs or stop"):
         _study(tmp_path, stop="all_exhausted", prepared="ready", tokenizer="ready")
+
+
+def test_the_plans_command_for_a_mixture_is_one_data_prepare_runs(tmp_path, monkeypatch, tokenizer_dir):  # noqa: F811
+    """`study plan`'s command to prepare a large dataset ahead of the study gave a mixture's entries as several
+    `--source`s with `--shard auto`, which `data prepare` refuses (it shards one source by its files), so
+    the dataset's `--stop` was carried by a command that could not run. A mixture is prepared on one
+    machine: the command, as printed, prepares the two entries whole."""
+    from encoderlab.cli import main
+    from encoderlab.study.plantext import prepare_command
+    from encoderlab.study.spec import DataSpec
+
+    spec = _study(tmp_path, stop="all_exhausted")
+    data = DataSpec(**{**spec.data[0].__dict__, "tokenizer": str(tokenizer_dir)})
+    command = prepare_command(data, 1e9)
+    printed = shlex.split(command.split("`")[1].replace("DIR", str(tmp_path / "out")))
+    assert printed[:3] == ["encoderlab", "data", "prepare"] and "--stop" in printed
+    for name, value in (
+        ("RANK", "0"),
+        ("WORLD_SIZE", "1"),
+    ):  # one task of a torchrun, as the old command said
+        monkeypatch.setenv(name, value)
+    main(printed[1:])
+    sources = json.loads((tmp_path / "out" / "meta.json").read_text())["sources"]
+    assert [s["exhausted"] for s in sources] == [True, True]
+    assert command.endswith("then `--prepared main=DIR`")

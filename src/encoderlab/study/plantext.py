@@ -211,7 +211,8 @@ def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
         from encoderlab.study.needs import dataset_decontamination
 
         against = dataset_decontamination(plan.spec, d)
-        lines.append(f"  across machines: {prepare_command(d, needed, against)}")
+        where = "across machines" if len(d.corpus) == 1 else "ahead of the study"  # `prepare_command`
+        lines.append(f"  {where}: {prepare_command(d, needed, against)}")
     return lines
 
 
@@ -283,7 +284,9 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
     instead (`hf_files`), at least `needed` tokens' worth. The study's own task files' test splits among
     `against` (`task-test:PATH`) are not sets `data prepare --decontaminate` takes (it reads no task file):
     the command said `--decontaminate task-test:PATH`, which `data prepare` refuses as a file that does not
-    exist; they are named instead, with the way to clean against their texts."""
+    exist; they are named instead, with the way to clean against their texts. A corpus of several entries
+    (a mixture) is prepared on one machine: `data prepare --shard` splits one source by its files and
+    refuses several, and the command gave it several `--source`s, and so a dataset's `stop`, to no avail."""
     from encoderlab.data.corpora import CORPORA
     from encoderlab.eval.tasks.testtexts import TASK_TEST
 
@@ -298,11 +301,15 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
         if hub and d.max_docs
         else ""
     )
+    shards = (
+        "--shard auto` in each task, `encoderlab data merge --out DIR`,"
+        if len(d.corpus) == 1
+        else "` on one machine (`--shard` splits one source by its files, not a mixture of several),"
+    )
     return (
         f"`encoderlab data prepare --source {source} --tokenizer {d.tokenizer} --seed {d.seed}"
         f"{'' if d.stop == 'first_exhausted' else f' --stop {d.stop}'}"  # the dataset's mixture, as its own
-        f" --decontaminate {' '.join(named) or 'none'} --out DIR --shard auto` in each task, "
-        f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
+        f" --decontaminate {' '.join(named) or 'none'} --out DIR {shards} then `--prepared {d.name}=DIR`{files}"
         + (
             f"; `data prepare` reads no task file, so to clean it against the test split of {', '.join(own)} as "
             'the study does, add to --decontaminate a JSONL file of those test texts (a {"text": ...} record each)'
