@@ -99,3 +99,25 @@ def test_the_plans_command_for_a_mixture_is_one_data_prepare_runs(tmp_path, monk
     sources = json.loads((tmp_path / "out" / "meta.json").read_text())["sources"]
     assert [s["exhausted"] for s in sources] == [True, True]
     assert command.endswith("then `--prepared main=DIR`")
+
+
+def test_the_plans_commands_for_a_tokenizer_the_study_trains_train_it_first_then_prepare_with_it(tmp_path):
+    """The command said `data prepare --tokenizer train`, which names no tokenizer: the plan now trains it
+    first (`data tokenizer`, with the dataset's vocabulary, seed and stop) and prepares with that folder,
+    and says the study reads the folder only where its dataset names it. Both commands run as printed."""
+    from encoderlab.cli import main
+    from encoderlab.study.plantext import prepare_command
+
+    spec = _study(tmp_path, stop="all_exhausted")
+    assert spec.data[0].tokenizer == "train"
+    command = prepare_command(spec.data[0], 1e9, (), spec.data[0])
+    steps = [part for part in command.split("`") if part.startswith("encoderlab data ")]
+    tok, out = tmp_path / "tok", tmp_path / "out"
+    train, prepare = (shlex.split(s.replace("TOK", str(tok)).replace("DIR", str(out))) for s in steps)
+    assert train[:3] == ["encoderlab", "data", "tokenizer"] and train[train.index("--vocab-size") + 1] == "300"
+    assert "train" not in prepare and prepare[prepare.index("--tokenizer") + 1] == str(tok)
+    main(train[1:])
+    main(prepare[1:])
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["max_token_id"] < 300 and [s["exhausted"] for s in meta["sources"]] == [True, True]
+    assert "whose dataset main names TOK as its tokenizer" in command

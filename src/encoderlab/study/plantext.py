@@ -212,7 +212,11 @@ def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
 
         against = dataset_decontamination(plan.spec, d)
         where = "across machines" if len(d.corpus) == 1 else "ahead of the study"  # `prepare_command`
-        lines.append(f"  {where}: {prepare_command(d, needed, against)}")
+        trained = (x for x in plan.spec.data if x.name == d.tokenizer and x.tokenizer == "train")
+        trainer = (
+            d if d.tokenizer == "train" else next(trained, None)
+        )  # the dataset a tokenizer is trained on
+        lines.append(f"  {where}: {prepare_command(d, needed, against, trainer)}")
     return lines
 
 
@@ -277,7 +281,26 @@ def _found_vocab(name: str) -> str:
     return "" if size is None else f" ({size:,} ids)"
 
 
-def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -> str:
+def _tokenizer_steps(d: DataSpec, trainer: DataSpec | None) -> tuple[str, str, str]:
+    """(the command that trains the tokenizer first, the tokenizer `data prepare` takes, the study's edit)
+    for dataset `d` whose tokenizer the study trains on dataset `trainer` (`d` itself for `train`): the
+    command said `--tokenizer train`, which names no tokenizer, and a study reads a prepared folder only
+    where its dataset names the folder's tokenizer (`prepared._trained_tokenizer`)."""
+    if trainer is None:
+        return "", d.tokenizer, ""
+    cap = f" --max-docs {trainer.max_docs}" if trainer.max_docs else ""
+    stop = "" if trainer.stop == "first_exhausted" else f" --stop {trainer.stop}"
+    train = (
+        f"`encoderlab data tokenizer --source {' --source '.join(trainer.corpus)} --vocab-size "
+        f"{trainer.vocab_size} --seed {trainer.seed}{cap}{stop} --out TOK`, then "
+    )
+    edit = f", in a copy of the study (`encoderlab study show`) whose dataset {d.name} names TOK as its tokenizer"
+    return train, "TOK", edit
+
+
+def prepare_command(
+    d: DataSpec, needed: float, against: tuple[str, ...] = (), trainer: DataSpec | None = None
+) -> str:
     """How to prepare dataset `d` across the machines of a SLURM array (or torchrun) and give it to the
     study, decontaminated against the same sets (`against`) as the study would. A `max_docs` cap cannot
     be sharded (no worker knows how many documents precede its files), so a hub corpus is cut by files
@@ -286,7 +309,8 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
     the command said `--decontaminate task-test:PATH`, which `data prepare` refuses as a file that does not
     exist; they are named instead, with the way to clean against their texts. A corpus of several entries
     (a mixture) is prepared on one machine: `data prepare --shard` splits one source by its files and
-    refuses several, and the command gave it several `--source`s, and so a dataset's `stop`, to no avail."""
+    refuses several, and the command gave it several `--source`s, and so a dataset's `stop`, to no avail.
+    A tokenizer the study trains (on `trainer`) is trained first (`_tokenizer_steps`)."""
     from encoderlab.data.corpora import CORPORA
     from encoderlab.eval.tasks.testtexts import TASK_TEST
 
@@ -306,10 +330,11 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
         if len(d.corpus) == 1
         else "` on one machine (`--shard` splits one source by its files, not a mixture of several),"
     )
+    train, tokenizer, edit = _tokenizer_steps(d, trainer)
     return (
-        f"`encoderlab data prepare --source {source} --tokenizer {d.tokenizer} --seed {d.seed}"
+        f"{train}`encoderlab data prepare --source {source} --tokenizer {tokenizer} --seed {d.seed}"
         f"{'' if d.stop == 'first_exhausted' else f' --stop {d.stop}'}"  # the dataset's mixture, as its own
-        f" --decontaminate {' '.join(named) or 'none'} --out DIR {shards} then `--prepared {d.name}=DIR`{files}"
+        f" --decontaminate {' '.join(named) or 'none'} --out DIR {shards} then `--prepared {d.name}=DIR`{edit}{files}"
         + (
             f"; `data prepare` reads no task file, so to clean it against the test split of {', '.join(own)} as "
             'the study does, add to --decontaminate a JSONL file of those test texts (a {"text": ...} record each)'
