@@ -114,7 +114,9 @@ def test_the_plans_commands_for_a_tokenizer_the_study_trains_train_it_first_then
     steps = [part for part in command.split("`") if part.startswith("encoderlab data ")]
     tok, out = tmp_path / "tok", tmp_path / "out"
     train, prepare = (shlex.split(s.replace("TOK", str(tok)).replace("DIR", str(out))) for s in steps)
-    assert train[:3] == ["encoderlab", "data", "tokenizer"] and train[train.index("--vocab-size") + 1] == "300"
+    assert (
+        train[:3] == ["encoderlab", "data", "tokenizer"] and train[train.index("--vocab-size") + 1] == "300"
+    )
     assert "train" not in prepare and prepare[prepare.index("--tokenizer") + 1] == str(tok)
     main(train[1:])
     main(prepare[1:])
