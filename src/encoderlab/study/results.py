@@ -35,6 +35,11 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
 - **The claims are one family.** Each p-value is shown with its Holm-adjusted value over the study's
   claims that have one (`eval.stats.holm`; not those of one pretraining seed or one-seed bases); a claim is significant
   when the adjusted p < 0.05. The intervals are the unadjusted 95% intervals of the differences.
+- **What the scale can show.** A claim of the family also says the smallest difference its design detects
+  80% of the time at its noise at Holm's strictest step (alpha / m: significant whatever the other claims'
+  p), `numbers.detectable` (`eval.stats.detectable`): "not significant" with a detectable difference above
+  the paper's effect says the scale could not have shown it, not that the claim is false. Until 2026-12-07
+  the report gave no such figure.
 
 What each kind of claim measures, and when it is "not tested", is `measures.py`'s docstring.
 """
@@ -44,13 +49,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from encoderlab.eval.stats import PairedTest, holm, interval_text, negated, p_text
+from encoderlab.eval.stats import POWER, PairedTest, detectable, holm, interval_text, negated, p_text
 from encoderlab.study.caveats import degenerate_caveat, final_caveats, partial_caveat, step_caveats
 from encoderlab.study.data import StudyData
 from encoderlab.study.measures import EVALUATORS, Measure, Outcome
 from encoderlab.study.nested import Nested, Scores, compare_runs, no_pair_reason
 from encoderlab.study.spec import ClaimSpec
-from encoderlab.words import estimate_text, noun
+from encoderlab.words import decimals, estimate_text, noun, number_text
 
 ALPHA = 0.05
 """Family-wise error rate of a study's claims (Holm-adjusted p below it: significant)."""
@@ -205,9 +210,21 @@ def _sentence(
     )
     sig = p_holm is not None and p_holm < ALPHA
     return (
-        f"{head} ({stats}{unit}; "
+        f"{head} ({stats}{unit}{_detectable_phrase(t.gain, m)}; "
         + ("significant" if sig else "not significant")
         + " after Holm's correction)."
+    )
+
+
+def _detectable_phrase(gain: PairedTest, m: int) -> str:
+    """What the claim's design could show (`eval.stats.detectable` at Holm's strictest step), if estimable."""
+    d = detectable(gain, ALPHA / m)
+    if d is None:
+        return ""
+    step = f"{ALPHA:g} / {m}" if m > 1 else f"{ALPHA:g}"
+    return (
+        f"; at this noise the design detects a difference of {number_text(d, decimals(gain.half_width), False)} or more {POWER:.0%} of the time at "
+        f"Holm's strictest threshold ({step}), and may miss a smaller one"
     )
 
 
@@ -348,6 +365,8 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
             numbers |= {"left_out": left} if left else {}
             numbers |= {"borrowed_df": t.nested.borrowed_df} if t.nested.borrowed_df is not None else {}
+            if p_holm is not None and (found_d := detectable(t.gain, ALPHA / len(with_p))) is not None:
+                numbers["detectable"] = found_d  # at Holm's strictest step, `_detectable_phrase`
             said, caveat = final_caveats(data, claim) if x.step is None else step_caveats(data, claim, x.step)
             numbers |= said
             prior, on_prior = degenerate_caveat(data, claim, x.tasks, x.step)

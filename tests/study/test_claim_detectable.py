@@ -1,0 +1,68 @@
+"""What a claim's design can show: each claim of the Holm family gives the smallest difference its test
+detects 80% of the time at its noise, at Holm's strictest step (alpha / m), recomputed here from the claim's
+own per-seed differences with scipy's noncentral t; statsmodels' power solver agrees where it converges."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import fake_study
+import numpy as np
+import pytest
+from fake_study import backend, small_spec
+from scipy import optimize, stats
+from statsmodels.stats.power import TTestPower
+
+from encoderlab.eval.stats import degrees_of_freedom, detectable, paired_test, welch_test
+from encoderlab.study.runner import run_study
+
+EFFECTS = {("clm", 0): -3.0, ("clm", 1): 4.0, ("clm", 2): 1.0, ("mlm40", 1): -2.5, ("mlm40", 2): 1.5}
+
+
+def _power(delta: float, se: float, df: float, alpha: float) -> float:
+    crit = stats.t.ppf(1 - alpha / 2, df)
+    return stats.nct.sf(crit, df, delta / se) + np.nan_to_num(stats.nct.cdf(-crit, df, delta / se))
+
+
+def _by_hand(sd: float, n: int, df: float, alpha: float) -> float:
+    se = sd / math.sqrt(n)
+    return optimize.brentq(lambda d: _power(d, se, df, alpha) - 0.8, 1e-9, 100 * se)
+
+
+def test_detectable_is_the_difference_found_80_percent_of_the_time():
+    t = paired_test([71.0, 68.5, 74.2], [69.0, 68.0, 70.1])
+    assert degrees_of_freedom(t) == pytest.approx(2)
+    got = detectable(t, 0.05)
+    assert got == pytest.approx(TTestPower().solve_power(nobs=3, alpha=0.05, power=0.8) * t.sd, rel=1e-6)
+    # a stricter alpha needs a larger difference (statsmodels' solver fails there: scipy's nct NaN)
+    strict = detectable(t, 0.05 / 4)
+    assert strict > got and _power(strict, t.sd / math.sqrt(3), 2, 0.05 / 4) == pytest.approx(0.8)
+    w = welch_test([1.0, 2.0, 4.5, 3.0], [0.0, 0.5, 1.0])
+    df = stats.ttest_ind([1.0, 2.0, 4.5, 3.0], [0.0, 0.5, 1.0], equal_var=False).df
+    assert degrees_of_freedom(w) == pytest.approx(df)
+    assert detectable(w, 0.05) == pytest.approx(_by_hand(w.sd, w.n, df, 0.05), rel=1e-6)
+    assert detectable(paired_test([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]), 0.05) is None  # no spread to estimate
+
+
+@pytest.fixture(scope="module")
+def claims(tmp_path_factory):
+    out = tmp_path_factory.mktemp("study")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fake_study, "PRETRAIN_EFFECT", EFFECTS)
+        run_study(small_spec(seeds=(0, 1, 2)), out, backend(), progress=False)
+    return json.loads((out / "report" / "results.json").read_text())["claims"]
+
+
+def test_each_claim_of_the_family_says_what_its_design_can_detect(claims):
+    family = [c for c in claims if c["numbers"].get("p_holm") is not None]
+    assert len(family) >= 2
+    for c in family:
+        diff = c["numbers"]["diff"]
+        want = _by_hand(diff["sd"], diff["n"], diff["n"] - 1, 0.05 / len(family))
+        assert c["numbers"]["detectable"] == pytest.approx(want, rel=1e-6), c["id"]
+        assert "at this noise the design detects a difference of" in c["sentence"], c["id"]
+        assert f"Holm's strictest threshold (0.05 / {len(family)})" in c["sentence"], c["id"]
+    for c in claims:
+        if c["numbers"].get("p_holm") is None:  # outside the family (CKA): nothing to say
+            assert "detectable" not in c.get("numbers", {}), c["id"]
