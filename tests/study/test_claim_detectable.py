@@ -66,3 +66,18 @@ def test_each_claim_of_the_family_says_what_its_design_can_detect(claims):
     for c in claims:
         if c["numbers"].get("p_holm") is None:  # outside the family (CKA): nothing to say
             assert "detectable" not in c.get("numbers", {}), c["id"]
+
+
+def test_identical_differences_say_that_no_size_could_be_significant_at_these_seeds():
+    """+2 on every one of 3 seeds: the exact sign-flip p is 0.25, the smallest 3 seeds give, so "undecided"
+    there is the design's limit, and the claim says so; at 6 seeds (p = 0.03125) it does not."""
+    from encoderlab.study.results import _detectable_phrase
+
+    three = paired_test([72.0, 71.0, 73.0], [70.0, 69.0, 71.0])
+    assert three.degenerate and three.p_value == pytest.approx(0.25)
+    said = _detectable_phrase(three, 4)
+    assert "p = 0.25 is the smallest p the exact test gives at 3 seeds" in said
+    assert "cannot call a difference significant at any size" in said
+    six = paired_test([72.0 + k for k in range(6)], [70.0 + k for k in range(6)])
+    assert _detectable_phrase(six, 1) == ""
+    assert _detectable_phrase(paired_test([70.0, 71.0, 72.0], [70.0, 71.0, 72.0]), 1) == ""  # no difference

@@ -217,7 +217,14 @@ def _sentence(
 
 
 def _detectable_phrase(gain: PairedTest, m: int) -> str:
-    """What the claim's design could show (`eval.stats.detectable` at Holm's strictest step), if estimable."""
+    """What the claim's design could show (`eval.stats.detectable` at Holm's strictest step), if estimable; with
+    every difference alike, whether the exact test's p (its smallest at these seeds: 0.25 at 3) could be
+    significant at all: an "undecided" +2 on every seed was not the scale showing no effect."""
+    if gain.degenerate and ALPHA <= gain.p_value < 1.0:
+        return (
+            f"; every difference is the same, and {p_text(gain.p_value)} is the smallest p the exact test gives "
+            f"at {gain.n} seeds, so this design cannot call a difference significant at any size"
+        )
     d = detectable(gain, ALPHA / m)
     if d is None:
         return ""
