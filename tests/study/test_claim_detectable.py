@@ -76,7 +76,7 @@ def test_identical_differences_say_that_no_size_could_be_significant_at_these_se
     three = paired_test([72.0, 71.0, 73.0], [70.0, 69.0, 71.0])
     assert three.degenerate and three.p_value == pytest.approx(0.25)
     said = _detectable_phrase(three, 4)
-    assert "p = 0.25 is the smallest p the exact test gives at 3 seeds" in said
+    assert "p = 0.25 is the smallest p the exact test gives at these seeds" in said
     assert "cannot call a difference significant at any size" in said
     six = paired_test([72.0 + k for k in range(6)], [70.0 + k for k in range(6)])
     assert _detectable_phrase(six, 1) == ""

@@ -223,7 +223,7 @@ def _detectable_phrase(gain: PairedTest, m: int) -> str:
     if gain.degenerate and ALPHA <= gain.p_value < 1.0:
         return (
             f"; every difference is the same, and {p_text(gain.p_value)} is the smallest p the exact test gives "
-            f"at {gain.n} seeds, so this design cannot call a difference significant at any size"
+            "at these seeds, so this design cannot call a difference significant at any size"
         )
     d = detectable(gain, ALPHA / m)
     if d is None:
