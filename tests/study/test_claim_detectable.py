@@ -81,3 +81,14 @@ def test_identical_differences_say_that_no_size_could_be_significant_at_these_se
     six = paired_test([72.0 + k for k in range(6)], [70.0 + k for k in range(6)])
     assert _detectable_phrase(six, 1) == ""
     assert _detectable_phrase(paired_test([70.0, 71.0, 72.0], [70.0, 71.0, 72.0]), 1) == ""  # no difference
+
+
+def test_the_claims_note_says_how_to_read_the_detectable_difference_when_a_claim_gives_one():
+    from types import SimpleNamespace
+
+    from encoderlab.study.report import _claims_note
+
+    with_it = [SimpleNamespace(numbers={"p_holm": 0.2, "detectable": 34.0})]
+    without = [SimpleNamespace(numbers={"p_holm": 0.2})]
+    assert "could not have shown that effect here, so it is no evidence against it." in _claims_note(with_it)
+    assert "detects a difference" not in _claims_note(without)

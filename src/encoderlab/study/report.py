@@ -315,7 +315,16 @@ def _claims_note(claims: list[ClaimResult]) -> str:
         "fine-tuning seeds of one checkpoint each, which "
         "compares two checkpoints rather than two objectives: such a claim gives a direction only, and its p "
         "(checkpoint-level) is left out of the family."
+        + _DETECTABLE
+        * any("detectable" in c.numbers for c in claims)
     )
+
+
+_DETECTABLE = (
+    ' A tested claim\'s "detects a difference of X or more" is what its scale can show: an undecided claim whose X '
+    "is larger than the effect in question could not have shown that effect here, so it is no evidence against it."
+)
+"""Said under the claims when one gives `numbers.detectable` (`results._detectable_phrase`)."""
 
 
 def _one_score_clause(claims: list[ClaimResult]) -> str:
