@@ -14,7 +14,7 @@ from fake_study import backend, small_spec
 from scipy import optimize, stats
 from statsmodels.stats.power import TTestPower
 
-from encoderlab.eval.stats import degrees_of_freedom, detectable, paired_test, welch_test
+from encoderlab.eval.stats import degrees_of_freedom, detectable, paired_test, welch_borrowed, welch_test
 from encoderlab.study.runner import run_study
 
 EFFECTS = {("clm", 0): -3.0, ("clm", 1): 4.0, ("clm", 2): 1.0, ("mlm40", 1): -2.5, ("mlm40", 2): 1.5}
@@ -42,6 +42,11 @@ def test_detectable_is_the_difference_found_80_percent_of_the_time():
     df = stats.ttest_ind([1.0, 2.0, 4.5, 3.0], [0.0, 0.5, 1.0], equal_var=False).df
     assert degrees_of_freedom(w) == pytest.approx(df)
     assert detectable(w, 0.05) == pytest.approx(_by_hand(w.sd, w.n, df, 0.05), rel=1e-6)
+    # a one-score reference with borrowed variance: Welch-Satterthwaite over a's n - 1 and the estimate's df
+    a, var, borrowed = [70.1, 72.3, 68.9], 1.7, 6
+    mine = np.var(a, ddof=1) / 3
+    satterthwaite = (mine + var) ** 2 / (mine**2 / 2 + var**2 / borrowed)
+    assert degrees_of_freedom(welch_borrowed(a, 69.0, var, borrowed)) == pytest.approx(satterthwaite)
     assert detectable(paired_test([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]), 0.05) is None  # no spread to estimate
 
 
