@@ -120,6 +120,45 @@ def test_schedules_sharing_no_rung_with_too_few_to_fit_are_refused(tmp_path, cap
     assert "share no (N, D) rung" in err and "run every schedule at the same sizes and token budgets" in err
 
 
+def _scores(path, clm_scale=1.0, mlm_scale=1.0):
+    """A ladder file of `finetune:sst2` scores in percent, 2 schedules x 3 sizes x 2 seeds, each schedule's
+    scores multiplied by its scale (0.01: given as fractions)."""
+    rows = [
+        f"{share},{mask},{n},{20 * n},{s},{(60 + 5 * k + s / 10) * scale:.6g}"
+        for share, mask, scale in ((0, 0.4, mlm_scale), (1, "", clm_scale))
+        for k, n in enumerate((1e6, 2e6, 4e6))
+        for s in (0, 1)
+    ]
+    path.write_text("clm_share,mask_ratio,params,tokens,seed,finetune:sst2\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_scores_as_fractions_beside_percent_are_refused(tmp_path, capsys):
+    """CLM's scores as fractions (0.6 for 60%) beside MLM's in percent, at the ceiling of 100: was advised, CLM's
+    distance to 100 flat at ~99.3 at every rung, so it was ranked last at every scale without a word."""
+    path = _scores(tmp_path / "mixed.csv", clm_scale=0.01)
+    err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
+    assert err.endswith(
+        f"finetune:sst2 of CLM is at most 1 at every run (0.701 at {path}:13) but of MLM-40 at least 10 (60 at "
+        f"{path}:2): fractions beside percent; give every score in one unit: percent (ceiling 100), or fractions "
+        "with --ceiling 1"
+    ), err
+
+
+def test_scores_all_as_fractions_at_a_ceiling_of_100_are_refused(tmp_path, capsys):
+    """Every score a fraction while `finetune:TASK` takes the ceiling 100: was advised on curves flat at ~99.3
+    away from the ceiling, P(best) from noise. With --ceiling 1 the same file is advised."""
+    path = _scores(tmp_path / "fractions.csv", clm_scale=0.01, mlm_scale=0.01)
+    argv = [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16", "--bootstrap", "50"]
+    err = _refused(capsys, tmp_path, argv)
+    assert err.endswith(
+        f"every run's finetune:sst2 is at most 1 (e.g. 0.701 at {path}:7), as scores given as fractions are, "
+        "but its ceiling is 100 (percent); give --ceiling 1 for fractions, or the scores in percent"
+    ), err
+    main(["advise", *argv, "--ceiling", "1", "--out", str(tmp_path / "a")])
+    assert (tmp_path / "a" / "advice.json").exists()
+
+
 @pytest.mark.parametrize(
     "extra,message",
     [

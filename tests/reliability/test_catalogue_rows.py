@@ -362,6 +362,8 @@ NAMED = {
     "advise-not-a-ladder": "tests.advise.test_advise_refusals::test_a_ladder_file_of_one_scale_is_not_a_ladder",
     "advise-target-below-ladder": "tests.advise.test_advise_commands::test_a_target_below_the_ladder_is_refused_and_creates_nothing",
     "advise-target-size-below-ladder": "tests.advise.test_advise_commands::test_a_size_target_below_every_run_is_refused_and_creates_nothing",
+    "advise-scores-fractions-beside-percent": "tests.advise.test_advise_refusals::test_scores_as_fractions_beside_percent_are_refused",
+    "advise-scores-all-fractions": "tests.advise.test_advise_refusals::test_scores_all_as_fractions_at_a_ceiling_of_100_are_refused",
     "advise-flops-on-some-runs": "tests.advise.test_advise_refusals::test_measured_flops_on_some_runs_only_are_refused",
     "advise-study-logged-count-not-a-count": "tests.advise.test_studyread::test_a_logged_count_edited_to_no_count_is_one_line",
     "advise-study-run-without-config": "tests.advise.test_studyread::test_a_finished_run_without_its_config_says_what_to_restore",
