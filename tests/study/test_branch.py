@@ -108,6 +108,19 @@ def test_plan_picks_the_longest_prefix_and_never_a_step_its_base_did_not_train()
     assert kept["clm"] == (15, 17) and kept["clm-12"] == ()
 
 
+def test_a_run_that_is_all_its_bases_prefix_branches_before_its_last_step():
+    """A 1-step decay runs at the peak, so an 8-step run is the 40-step run's first 8 steps: it branched at step
+    8, resumed finished, trained no step and never ran its last-step validation (a ladder study's runs had no
+    val/mlm15, and `advise` told a finished study to finish)."""
+    clm = CLM()
+    runs = [
+        PlannedRun("clm", _run(Path("a"), [_wsd(clm, 40)]), ("data",)),
+        PlannedRun("clm-8", _run(Path("b"), [_wsd(clm, 8, decay=1)]), ("data",)),
+    ]
+    assert shared_steps(runs[0].config, runs[1].config) == 8
+    assert plan_branches(runs) == {"clm-8": Branch("clm", 7)}
+
+
 def test_a_branch_ends_where_the_same_run_trained_alone_ends(tmp_path):
     """MLM-40 for 20 steps: trained alone, and branched from a 40-step run at its decay start (17).
     Same masks, batches, LR and moments, so the same weights, bit for bit on CPU."""

@@ -25,7 +25,9 @@ for its base run to finish, and the base keeps the checkpoint the branch starts 
 
 `plan_branches` picks, for each run in graph order, the earlier run (same pretraining seed, same
 inputs) it shares the most steps with, when that is at least `MIN_SHARE` of its own steps (a short
-shared warmup is not worth a checkpoint and a wait). A base that is itself a branch is never asked for
+shared warmup is not worth a checkpoint and a wait), and branches before the run's last step even where
+it shares every step: the last step is trained again, one step of compute, so that what a run does at its
+last step (its final validation) happens. A base that is itself a branch is never asked for
 a step before its own branch point: its base shares at least as many steps and is chosen instead.
 `seed_branch` lays the checkpoint into the branch's run folder (hard links where the filesystem allows,
 the config rewritten to the branch's own), with the base's metrics up to that step, so the branch's
@@ -151,9 +153,14 @@ def plan_branches(runs: list[PlannedRun]) -> dict[str, Branch]:
                 n = shared_steps(steps[run.name], steps[base.name])
                 if n and (best is None or n > best[1]):
                     best = (base.name, n)
-        if best is None or best[1] < MIN_SHARE * run.config.steps:
+        if best is None:
             continue
-        base, step = best
+        # at least the last step is the run's own: a branch at it resumed a finished run, which trains no
+        # step, so its last-step validation never ran (a 1-step decay runs at the peak: the whole run is
+        # the base's prefix) and `advise` found no val/mlm15 in a finished study
+        base, step = best[0], min(best[1], run.config.steps - 1)
+        if step < MIN_SHARE * run.config.steps or step < 1:
+            continue
         while (
             base in out and out[base].step >= step
         ):  # the base only has that checkpoint through its own base
