@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -67,6 +68,13 @@ def test_ladder_refusals_name_the_problem_and_the_fix():
         )
     with pytest.raises(UserError, match="finite and positive"):
         Ladder(loss, (_obs(mlm, flops=float("nan")), _obs(clm)))
+    # a count that is not positive is named with its value (the line said "params, tokens and flops")
+    with pytest.raises(
+        UserError, match=r"^row0: params = -1e\+06 must be finite and positive; fix or drop that row$"
+    ):
+        Ladder(loss, (dataclasses.replace(_obs(mlm), params=-1e6), _obs(clm)))
+    with pytest.raises(UserError, match=r"^row0: flops = 0 must be finite and positive"):
+        Ladder(loss, (_obs(mlm, flops=0.0), _obs(clm)))
     assert _obs(mlm).compute == 6 * 1e6 * 2e7 and _obs(mlm, flops=5.0).compute == 5.0
 
 

@@ -311,11 +311,17 @@ def _validate(ladder: Ladder) -> None:
         raise UserError("the ladder has no observations; give CSV/JSONL files or study folders with runs")
     for o in obs:
         numbers = {"params": o.params, "tokens": o.tokens, "value": o.value, "flops": o.flops or 1.0}
-        bad = [k for k, v in numbers.items() if not (isinstance(v, (int, float)) and math.isfinite(v))]
-        if bad or o.params <= 0 or o.tokens <= 0 or (o.flops is not None and o.flops <= 0):
+        bad = (
+            [k for k, v in numbers.items() if not (isinstance(v, (int, float)) and math.isfinite(v))]
+            or [
+                f"{k} = {v:g}"  # the count that is not positive, by name: the line listed all three, whichever it was
+                for k, v in (("params", o.params), ("tokens", o.tokens), ("flops", o.flops))
+                if v is not None and v <= 0
+            ]
+        )
+        if bad:
             raise UserError(
-                f"{o.source or 'an observation'}: {', '.join(bad) or 'params, tokens and flops'} must be finite "
-                "and positive; fix or drop that row"
+                f"{o.source or 'an observation'}: {', '.join(bad)} must be finite and positive; fix or drop that row"
             )
         if metric.to_loss(np.array(o.value)) <= 0:
             where = "above its ceiling" if metric.better == "higher" else "not positive"
