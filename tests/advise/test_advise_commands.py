@@ -89,6 +89,10 @@ def test_advise_does_not_import_torch_for_a_ladder_file(ladder_csv, tmp_path):
             "is score better lower or higher? say so with --better",
         ),
         (["--target-flops", "1e19", "--metric", "loss"], "training losses of CLM and MLM are different"),
+        (  # a typo of the default metric: was asked only for its direction
+            ["--target-flops", "1e19", "--metric", "val/mlm_15"],
+            "--metric val/mlm_15: did you mean val/mlm15? otherwise, is val/mlm_15 better lower or higher?",
+        ),
         (["--target-flops", "1e19", "--metric", "acc", "--better", "higher"], "give its ceiling"),
     ],
 )

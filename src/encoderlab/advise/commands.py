@@ -23,7 +23,7 @@ from encoderlab.advise.options import MIN_CLI_BOOTSTRAP, check_fit_options
 from encoderlab.advise.predict import Target
 from encoderlab.advise.readers import read_table
 from encoderlab.advise.studyread import FINETUNE, is_study, metric_of, read_study
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, closest
 
 Runs = Annotated[
     tuple[Path, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUN ...", help_behavior_hint="(required)")
@@ -47,8 +47,11 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metr
             raise UserError(f"--better {better}: {name} is {known.better}-is-better; drop --better")
         better = known.better
     elif better is None:
+        # a typo of val/mlm15 (val/mlm_15) was asked only for its direction, as if another metric was meant
+        near = closest(name, KNOWN_METRICS)
         raise UserError(
-            f"is {name} better lower or higher? say so with --better lower|higher (and --ceiling for a score)"
+            (f"--metric {name}: did you mean {near}? otherwise, " if near else "")
+            + f"is {name} better lower or higher? say so with --better lower|higher (and --ceiling for a score)"
         )
     if better == "lower" and ceiling is not None:  # was ignored: curves of a loss fit its floor themselves
         raise UserError(
