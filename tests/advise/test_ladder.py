@@ -61,7 +61,12 @@ def test_ladder_refusals_name_the_problem_and_the_fix():
         Ladder(loss, (_obs(mlm), _obs(mlm), _obs(clm)))
     with pytest.raises(UserError, match="not positive"):
         Ladder(loss, (_obs(mlm, value=-1.0), _obs(clm)))
-    with pytest.raises(UserError, match="above its ceiling"):
+    with pytest.raises(UserError, match=r"acc = 100.0 is at or above its ceiling \(100\);"):  # was "above"
+        Ladder(
+            Metric(name="acc", better="higher", ceiling=100.0),
+            (_obs(mlm, value=100.0), _obs(clm, value=50.0)),
+        )
+    with pytest.raises(UserError, match="at or above its ceiling"):
         Ladder(
             Metric(name="acc", better="higher", ceiling=100.0),
             (_obs(mlm, value=101.0), _obs(clm, value=50.0)),

@@ -324,7 +324,12 @@ def _validate(ladder: Ladder) -> None:
                 f"{o.source or 'an observation'}: {', '.join(bad)} must be finite and positive; fix or drop that row"
             )
         if metric.to_loss(np.array(o.value)) <= 0:
-            where = "above its ceiling" if metric.better == "higher" else "not positive"
+            # a score at the ceiling itself (a perfect 100) was said to be above it
+            where = (
+                f"at or above its ceiling ({metric.ceiling:g})"
+                if metric.better == "higher"
+                else "not positive"
+            )
             raise UserError(
                 f"{o.source or 'an observation'}: {metric.name} = {o.value} is {where}; curves model a positive "
                 "distance to the best value: check the metric, its direction or --ceiling"
