@@ -72,7 +72,9 @@ class LadderDesign:
     """Warmup in tokens per non-embedding parameter, the same steps for every budget of a size (so the
     budgets share their first steps); at least one step."""
     decay_fraction: float = 0.1
-    """Each budget's linear decay to the floor, as a share of its own steps (at least one step)."""
+    """Each budget's linear decay to the floor, as a share of its own steps (at least one step). The first decay
+    update runs at the peak (the floor comes after the last), so at 0.1 a run under 15 steps (`min_steps` below the
+    default 20) has a 1-step decay that lowers no LR: it is the longest run's prefix, branched before its last step."""
     branch: bool = True
     """Train shared first steps once (`StudySpec.branch`); False trains every run from its first step."""
     run_overrides: dict[str, Any] = field(default_factory=dict)
