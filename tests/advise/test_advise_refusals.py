@@ -120,6 +120,25 @@ def test_schedules_sharing_no_rung_with_too_few_to_fit_are_refused(tmp_path, cap
     assert "share no (N, D) rung" in err and "run every schedule at the same sizes and token budgets" in err
 
 
+def test_rungs_written_apart_are_refused(tmp_path, capsys):
+    """Second seeds that logged their own token counts, 0.01% apart: every rung was two of one seed each, and the
+    ladder was told to "train a second seed" it had (schedules logged apart shared no rung, never recommended)."""
+    path = tmp_path / "apart.csv"
+    rows = [
+        f"{share},{mask},{n},{20 * n * (1 + s / 1e4):.8g},{s},{3.0 - k / 10 + s / 100}"
+        for share, mask in ((0, 0.4), (1, ""))
+        for k, n in enumerate((1e6, 2e6, 4e6))
+        for s in (0, 1)
+    ]
+    path.write_text("clm_share,mask_ratio,params,tokens,seed,val/mlm15\n" + "\n".join(rows) + "\n")
+    err = _refused(capsys, tmp_path, [str(path), "--target-flops", "1e16"])
+    assert err.endswith(
+        f"{path}:2 is at N=1e+06, D=2e+07 and {path}:3 at N=1e+06, D=2.0002e+07, within 1% of it: two rungs, so "
+        "their seeds are not pooled nor their schedules compared; give the runs of one size and budget the same "
+        "params and tokens (the budget, not each run's own count)"
+    ), err
+
+
 def _scores(path, clm_scale=1.0, mlm_scale=1.0):
     """A ladder file of `finetune:sst2` scores in percent, 2 schedules x 3 sizes x 2 seeds, each schedule's
     scores multiplied by its scale (0.01: given as fractions)."""

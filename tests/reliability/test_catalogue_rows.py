@@ -362,6 +362,7 @@ NAMED = {
     "advise-not-a-ladder": "tests.advise.test_advise_refusals::test_a_ladder_file_of_one_scale_is_not_a_ladder",
     "advise-target-below-ladder": "tests.advise.test_advise_commands::test_a_target_below_the_ladder_is_refused_and_creates_nothing",
     "advise-target-size-below-ladder": "tests.advise.test_advise_commands::test_a_size_target_below_every_run_is_refused_and_creates_nothing",
+    "advise-rungs-written-apart": "tests.advise.test_advise_refusals::test_rungs_written_apart_are_refused",
     "advise-scores-fractions-beside-percent": "tests.advise.test_advise_refusals::test_scores_as_fractions_beside_percent_are_refused",
     "advise-scores-all-fractions": "tests.advise.test_advise_refusals::test_scores_all_as_fractions_at_a_ceiling_of_100_are_refused",
     "advise-flops-on-some-runs": "tests.advise.test_advise_refusals::test_measured_flops_on_some_runs_only_are_refused",

@@ -29,6 +29,7 @@ from typing import ClassVar, Literal, Protocol
 
 import numpy as np
 
+from encoderlab.advise.ladderchecks import check_percent_scores, check_rungs_apart
 from encoderlab.errors import UserError
 from encoderlab.words import lr_text, percent_text
 
@@ -310,30 +311,7 @@ def _validate(ladder: Ladder) -> None:
     if not obs:
         raise UserError("the ladder has no observations; give CSV/JSONL files or study folders with runs")
     for o in obs:
-        numbers = {"params": o.params, "tokens": o.tokens, "value": o.value, "flops": o.flops or 1.0}
-        bad = (
-            [k for k, v in numbers.items() if not (isinstance(v, (int, float)) and math.isfinite(v))]
-            or [
-                f"{k} = {v:g}"  # the count that is not positive, by name: the line listed all three, whichever it was
-                for k, v in (("params", o.params), ("tokens", o.tokens), ("flops", o.flops))
-                if v is not None and v <= 0
-            ]
-        )
-        if bad:
-            raise UserError(
-                f"{o.source or 'an observation'}: {', '.join(bad)} must be finite and positive; fix or drop that row"
-            )
-        if metric.to_loss(np.array(o.value)) <= 0:
-            # a score at the ceiling itself (a perfect 100) was said to be above it
-            where = (
-                f"at or above its ceiling ({metric.ceiling:g})"
-                if metric.better == "higher"
-                else "not positive"
-            )
-            raise UserError(
-                f"{o.source or 'an observation'}: {metric.name} = {o.value} is {where}; curves model a positive "
-                "distance to the best value: check the metric, its direction or --ceiling"
-            )
+        _check_row(o, metric)
     seen: dict[tuple, str] = {}
     for o in obs:
         key = (o.schedule, o.params, o.tokens, o.seed)
@@ -343,9 +321,10 @@ def _validate(ladder: Ladder) -> None:
                 f"and {o.source}); give each run once"
             )
         seen[key] = o.source
+    check_rungs_apart(obs)
     _check_one_compute_scale(obs)
     _check_one_yardstick(obs, metric)
-    _check_percent_scores(ladder)
+    check_percent_scores(ladder)
     names = [s.name for s in ladder.schedules]
     if len(names) < 2:
         raise UserError(
@@ -365,6 +344,29 @@ def _validate(ladder: Ladder) -> None:
         raise UserError(
             f"{where} is not a ladder: every run is at N={n:.3g}, D={d:.3g}, one scale, which says nothing about "
             f"a larger one; add runs of every schedule at other model sizes or token budgets{_ladder_fix(files)}"
+        )
+
+
+def _check_row(o: Observation, metric: Metric) -> None:
+    """One run's counts finite and positive, its value on the curves' side of the best value."""
+    numbers = {"params": o.params, "tokens": o.tokens, "value": o.value, "flops": o.flops or 1.0}
+    bad = [k for k, v in numbers.items() if not (isinstance(v, (int, float)) and math.isfinite(v))] or [
+        f"{k} = {v:g}"  # the count that is not positive, by name: the line listed all three, whichever it was
+        for k, v in (("params", o.params), ("tokens", o.tokens), ("flops", o.flops))
+        if v is not None and v <= 0
+    ]
+    if bad:
+        raise UserError(
+            f"{o.source or 'an observation'}: {', '.join(bad)} must be finite and positive; fix or drop that row"
+        )
+    if metric.to_loss(np.array(o.value)) <= 0:
+        # a score at the ceiling itself (a perfect 100) was said to be above it
+        where = (
+            f"at or above its ceiling ({metric.ceiling:g})" if metric.better == "higher" else "not positive"
+        )
+        raise UserError(
+            f"{o.source or 'an observation'}: {metric.name} = {o.value} is {where}; curves model a positive "
+            "distance to the best value: check the metric, its direction or --ceiling"
         )
 
 
@@ -399,44 +401,6 @@ def _check_one_compute_scale(obs: tuple[Observation, ...]) -> None:
             f"{measured.source or 'a run'} gives its measured FLOPs but {nominal.source or 'another run'} does not "
             "(6ND would stand in for it), and the two are not one scale of compute; give measured flops for every "
             "run or for none"
-        )
-
-
-FRACTION_TOP = 1.0
-"""A score in percent is read as a fraction where every run of a schedule scores at most this (`_check_percent_scores`)."""
-PERCENT_FLOOR = 10.0
-"""... beside a schedule whose every run scores at least this: 10x above any fraction, so two units, not one
-schedule far behind another."""
-
-
-def _check_percent_scores(ladder: Ladder) -> None:
-    """Scores in percent (ceiling 100) that are not: a schedule scored as fractions (0.79 for 79%) beside others in
-    percent, or every run so. Each was advised: a fraction's distance to 100 is ~99 at every scale, so its curve
-    was flat at the bottom of the ranking (a fractions-only ladder's curves were all flat, P(best) from noise).
-    Refused by schedule, not by run: a hard task's score (CoLA's MCC) may start near 0 and grow, but a schedule
-    at most 1% at every run beside one at 10% or more at every run is two units. A ladder whose every run truly
-    scores under 1% is refused too: it tells the schedules apart by nothing but noise."""
-    metric = ladder.metric
-    if metric.better != "higher" or metric.ceiling != 100.0:
-        return
-    runs = {s: ladder.of(s) for s in ladder.schedules}
-    low = [s for s, rs in runs.items() if all(0.0 <= o.value <= FRACTION_TOP for o in rs)]
-    if not low:
-        return
-    a = max(runs[low[0]], key=lambda o: o.value)
-    high = [s for s, rs in runs.items() if all(o.value >= PERCENT_FLOOR for o in rs)]
-    if high:
-        b = min(runs[high[0]], key=lambda o: o.value)
-        raise UserError(
-            f"{metric.name} of {a.schedule.name} is at most {FRACTION_TOP:g} at every run ({a.value:g} at "
-            f"{a.source or 'a run'}) but of {b.schedule.name} at least {PERCENT_FLOOR:g} ({b.value:g} at "
-            f"{b.source or 'a run'}): fractions beside percent; give every score in one unit: percent (ceiling 100), or fractions with --ceiling 1"
-        )
-    if len(low) == len(runs):
-        raise UserError(
-            f"every run's {metric.name} is at most {FRACTION_TOP:g} (e.g. {a.value:g} at {a.source or 'a run'}), "
-            "as scores given as fractions are, but its ceiling is 100 (percent); give --ceiling 1 for "
-            "fractions, or the scores in percent"
         )
 
 
