@@ -142,3 +142,17 @@ def test_a_utf16_ladder_file_is_one_line_naming_it(tmp_path, mark, encoding, ord
         f"ladder.csv is UTF-16 text{'' if mark else ' (utf-16le, no byte order mark)'}, not UTF-8; save it as "
         f"UTF-8, e.g. `iconv -f {order} -t utf-8 ladder.csv > utf8-ladder.csv`"
     )
+
+
+def test_an_empty_metric_cell_says_every_run_needs_the_metric(tmp_path):
+    """A task only some schedules were scored on (CLM's cell empty): the line said only "give a value"."""
+    path = tmp_path / "ladder.csv"
+    path.write_text(
+        "clm_share,mask_ratio,params,tokens,seed,finetune:mnli\n0,0.4,1e6,2e7,0,70\n1,,1e6,2e7,0,\n"
+    )
+    with pytest.raises(UserError) as exc:
+        read_table(path, "finetune:mnli")
+    assert str(exc.value) == (
+        f"{path}:3: column finetune:mnli is empty; give its value, or drop the row: schedules are compared on a "
+        "metric every run has"
+    )

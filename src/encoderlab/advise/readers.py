@@ -33,11 +33,19 @@ from encoderlab.words import noun
 REQUIRED = ("clm_share", "mask_ratio", "params", "tokens", "seed")
 
 
-def _number(raw, column: str, where: str, *, optional: bool = False, integer: bool = False):
+def _number(
+    raw,
+    column: str,
+    where: str,
+    *,
+    optional: bool = False,
+    integer: bool = False,
+    empty: str = "give a value",
+):
     if raw is None or (isinstance(raw, str) and raw.strip() == ""):
         if optional:
             return None
-        raise UserError(f"{where}: column {column} is empty; give a value")
+        raise UserError(f"{where}: column {column} is empty; {empty}")
     try:
         if isinstance(raw, bool):  # JSON true/false: float() read them as 1 and 0, a run of N=1 or seed 1
             raise TypeError
@@ -78,7 +86,12 @@ def _observation(record: dict, metric: str, where: str) -> Observation:
         params=_number(record["params"], "params", where),
         tokens=_number(record["tokens"], "tokens", where),
         seed=_number(record["seed"], "seed", where, integer=True),
-        value=_number(record[metric], metric, where),
+        value=_number(  # a task only some schedules were scored on: "give a value" they do not have
+            record[metric],
+            metric,
+            where,
+            empty="give its value, or drop the row: schedules are compared on a metric every run has",
+        ),
         flops=_number(record.get("flops"), "flops", where, optional=True),
         source=where,
     )
