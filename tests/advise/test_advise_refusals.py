@@ -178,6 +178,23 @@ def test_scores_all_as_fractions_at_a_ceiling_of_100_are_refused(tmp_path, capsy
     assert (tmp_path / "a" / "advice.json").exists()
 
 
+def test_a_schedule_scoring_zero_at_every_run_beside_percent_is_advised(tmp_path):
+    """MCC 0 at every run of one schedule (a classifier of the majority class: CoLA at small scales) beside
+    scores of 10 or more: 0 is 0 in percent and as a fraction, so it says nothing of a unit, and the ladder was
+    refused as fractions beside percent, a fix no score of it needs."""
+    path = _scores(tmp_path / "zero.csv", clm_scale=0.0)
+    out = tmp_path / "a"
+    main(["advise", str(path), "--metric", "finetune:sst2", "--target-flops", "1e16", "--out", str(out)])
+    assert (out / "advice.json").exists()
+
+
+def test_fractions_beside_a_schedule_at_zero_are_still_refused(tmp_path, capsys):
+    """Every run at most 1, one schedule's all 0: still scores given as fractions at a ceiling of 100."""
+    path = _scores(tmp_path / "fractions.csv", clm_scale=0.0, mlm_scale=0.01)
+    err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
+    assert "error: every run's finetune:sst2 is at most 1 (e.g. 0.701 at " in err, err
+
+
 @pytest.mark.parametrize(
     "extra,message",
     [

@@ -54,12 +54,15 @@ def check_percent_scores(ladder: Ladder) -> None:
     was flat at the bottom of the ranking (a fractions-only ladder's curves were all flat, P(best) from noise).
     Refused by schedule, not by run: a hard task's score (CoLA's MCC) may start near 0 and grow, but a schedule
     at most 1% at every run beside one at 10% or more at every run is two units. A ladder whose every run truly
-    scores under 1% is refused too: it tells the schedules apart by nothing but noise."""
+    scores under 1% is refused too: it tells the schedules apart by nothing but noise. A schedule at 0 at every
+    run (a classifier of the majority class: MCC 0) is in no unit, as 0 is 0 in both: it makes no schedule
+    beside it a fraction (it was refused as fractions beside percent), and it lets fractions beside it be."""
     metric = ladder.metric
     if metric.better != "higher" or metric.ceiling != 100.0:
         return
     runs = {s: ladder.of(s) for s in ladder.schedules}
-    low = [s for s, rs in runs.items() if all(0.0 <= o.value <= FRACTION_TOP for o in rs)]
+    zero = [s for s, rs in runs.items() if all(o.value == 0.0 for o in rs)]
+    low = [s for s, rs in runs.items() if s not in zero and all(0.0 <= o.value <= FRACTION_TOP for o in rs)]
     if not low:
         return
     a = max(runs[low[0]], key=lambda o: o.value)
@@ -71,7 +74,7 @@ def check_percent_scores(ladder: Ladder) -> None:
             f"{a.source or 'a run'}) but of {b.schedule.name} at least {PERCENT_FLOOR:g} ({b.value:g} at "
             f"{b.source or 'a run'}): fractions beside percent; give every score in one unit: percent (ceiling 100), or fractions with --ceiling 1"
         )
-    if len(low) == len(runs):
+    if len(low) + len(zero) == len(runs):
         raise UserError(
             f"every run's {metric.name} is at most {FRACTION_TOP:g} (e.g. {a.value:g} at {a.source or 'a run'}), "
             "as scores given as fractions are, but its ceiling is 100 (percent); give --ceiling 1 for "
