@@ -103,6 +103,17 @@ def test_bad_options_are_one_line_and_create_nothing(ladder_csv, tmp_path, capsy
     assert message in err and not out.exists()
 
 
+@pytest.mark.parametrize("metric", ["val/clm", "val/mlm"])
+def test_a_loss_training_logs_is_not_called_a_typo_of_val_mlm15(ladder_csv, tmp_path, capsys, metric):
+    """val/clm and val/mlm are held-out losses every run logs, near val/mlm15 by spelling alone: the line asked
+    "did you mean val/mlm15?" of a metric that was meant; it asks only for the direction."""
+    path, _ = ladder_csv
+    out = tmp_path / "advice"
+    argv = ["advise", str(path), "--out", str(out), "--target-flops", "1e19", "--metric", metric]
+    err = one_line_refusal(capsys, argv)
+    assert f"is {metric} better lower or higher?" in err and "did you mean" not in err, err
+
+
 def test_bad_inputs_are_one_line_and_create_nothing(ladder_csv, tmp_path, capsys):
     path, _ = ladder_csv
     out = tmp_path / "advice"

@@ -47,8 +47,11 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metr
             raise UserError(f"--better {better}: {name} is {known.better}-is-better; drop --better")
         better = known.better
     elif better is None:
-        # a typo of val/mlm15 (val/mlm_15) was asked only for its direction, as if another metric was meant
-        near = closest(name, KNOWN_METRICS)
+        # a typo of val/mlm15 (val/mlm_15) was asked only for its direction, as if another metric was meant;
+        # a loss training logs (val/clm, val/mlm) is meant, however near its spelling
+        from encoderlab.train.validation import VALIDATION_KEYS  # torch: only on this line's way
+
+        near = None if name in VALIDATION_KEYS else closest(name, KNOWN_METRICS)
         raise UserError(
             (f"--metric {name}: did you mean {near}? otherwise, " if near else "")
             + f"is {name} better lower or higher? say so with --better lower|higher (and --ceiling for a score)"

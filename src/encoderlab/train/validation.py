@@ -49,6 +49,8 @@ VALIDATION = "validation.json"
 """The run folder's file with the latest held-out scores (after the run: the final model's)."""
 YARDSTICK = MLM(mask_ratio=0.15)
 """The MLM objective every run is scored with (`val/mlm15`)."""
+VALIDATION_KEYS = ("val/clm", "val/mlm", "val/mlm15")
+"""Every metrics key `scored_objectives` can log."""
 
 
 @dataclass(frozen=True)
