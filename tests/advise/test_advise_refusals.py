@@ -178,11 +178,13 @@ def test_scores_all_as_fractions_at_a_ceiling_of_100_are_refused(tmp_path, capsy
     assert (tmp_path / "a" / "advice.json").exists()
 
 
-def test_a_schedule_scoring_zero_at_every_run_beside_percent_is_advised(tmp_path):
+@pytest.mark.parametrize("mlm_scale", [1.0, 0.0])
+def test_a_schedule_scoring_zero_at_every_run_beside_percent_is_advised(tmp_path, mlm_scale):
     """MCC 0 at every run of one schedule (a classifier of the majority class: CoLA at small scales) beside
     scores of 10 or more: 0 is 0 in percent and as a fraction, so it says nothing of a unit, and the ladder was
-    refused as fractions beside percent, a fix no score of it needs."""
-    path = _scores(tmp_path / "zero.csv", clm_scale=0.0)
+    refused as fractions beside percent, a fix no score of it needs; at 0 everywhere it was told to give its
+    scores as fractions (now advised, flat curves and a warning)."""
+    path = _scores(tmp_path / "zero.csv", clm_scale=0.0, mlm_scale=mlm_scale)
     out = tmp_path / "a"
     main(["advise", str(path), "--metric", "finetune:sst2", "--target-flops", "1e16", "--out", str(out)])
     assert (out / "advice.json").exists()

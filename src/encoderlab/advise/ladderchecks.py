@@ -56,7 +56,8 @@ def check_percent_scores(ladder: Ladder) -> None:
     at most 1% at every run beside one at 10% or more at every run is two units. A ladder whose every run truly
     scores under 1% is refused too: it tells the schedules apart by nothing but noise. A schedule at 0 at every
     run (a classifier of the majority class: MCC 0) is in no unit, as 0 is 0 in both: it makes no schedule
-    beside it a fraction (it was refused as fractions beside percent), and it lets fractions beside it be."""
+    beside it a fraction (it was refused as fractions beside percent), nor keeps fractions beside it from being
+    refused; a ladder at 0 everywhere is advised, its curves flat, which the advice warns of."""
     metric = ladder.metric
     if metric.better != "higher" or metric.ceiling != 100.0:
         return
