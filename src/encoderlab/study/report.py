@@ -322,8 +322,9 @@ def _claims_note(claims: list[ClaimResult]) -> str:
 
 _DETECTABLE = (
     ' A tested claim\'s "detects a difference of X or more" is what its scale can show: an undecided claim whose X '
-    "is larger than the effect in question had less than an 80% chance of showing that effect here (an effect of "
-    "three quarters of X, about 60% at 3 seeds), so it is weak evidence against it, not a finding of no effect."
+    "is larger than the effect in question had less than an 80% chance of showing that effect here at Holm's "
+    "strictest threshold (an effect of three quarters of X about 60%, at 3 seeds), so it is weak evidence against "
+    "it, not a finding of no effect."
 )
 """Said under the claims when one gives `numbers.detectable` (`results._detectable_phrase`)."""
 

@@ -39,8 +39,7 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   80% of the time at its noise at Holm's strictest step (alpha / m: significant whatever the other claims'
   p), `numbers.detectable` (`eval.stats.detectable`): "not significant" with a detectable difference above
   the paper's effect says the scale was unlikely to show it (less than 80% of the time), not that the claim
-  is false. Until 2026-12-07
-  the report gave no such figure.
+  is false. Until 2026-12-07 the report gave no such figure.
 
 What each kind of claim measures, and when it is "not tested", is `measures.py`'s docstring.
 """
