@@ -172,7 +172,9 @@ def test_scores_all_as_fractions_at_a_ceiling_of_100_are_refused(tmp_path, capsy
     err = _refused(capsys, tmp_path, argv)
     assert err.endswith(
         f"every run's finetune:sst2 is at most 1 (e.g. 0.701 at {path}:7), as scores given as fractions are, "
-        "but its ceiling is 100 (percent); give --ceiling 1 for fractions, or the scores in percent"
+        "but its ceiling is 100 (percent); give --ceiling 1 for fractions, or the scores in percent (percent "
+        "truly under 1 at every run tell the schedules apart by noise at a ceiling of 100: score a task they "
+        "do better on)"
     ), err
     main(["advise", *argv, "--ceiling", "1", "--out", str(tmp_path / "a")])
     assert (tmp_path / "a" / "advice.json").exists()

@@ -79,5 +79,6 @@ def check_percent_scores(ladder: Ladder) -> None:
         raise UserError(
             f"every run's {metric.name} is at most {FRACTION_TOP:g} (e.g. {a.value:g} at {a.source or 'a run'}), "
             "as scores given as fractions are, but its ceiling is 100 (percent); give --ceiling 1 for "
-            "fractions, or the scores in percent"
+            "fractions, or the scores in percent (percent truly under 1 at every run tell the schedules apart by "
+            "noise at a ceiling of 100: score a task they do better on)"
         )
