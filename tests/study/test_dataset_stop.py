@@ -123,3 +123,19 @@ def test_the_plans_commands_for_a_tokenizer_the_study_trains_train_it_first_then
     meta = json.loads((out / "meta.json").read_text())
     assert meta["max_token_id"] < 300 and [s["exhausted"] for s in meta["sources"]] == [True, True]
     assert "whose dataset main names TOK as its tokenizer" in command
+
+
+def test_a_tokenizer_another_dataset_trains_is_said_to_be_trained_once(tmp_path):
+    """Two large datasets sharing a trained tokenizer both printed the same `data tokenizer --out TOK`; the
+    reusing one's line says whose tokenizer it is and that it is trained once."""
+    from encoderlab.study.plantext import prepare_command
+    from encoderlab.study.spec import DataSpec
+
+    own = _study(tmp_path).data[0]
+    reuse = DataSpec(**{**own.__dict__, "name": "second", "tokenizer": "main"})
+    assert "trained once" not in prepare_command(own, 1e9, (), own)
+    command = prepare_command(reuse, 1e9, (), own)
+    assert command.startswith(
+        "dataset main's tokenizer, trained once for every dataset using it: `encoderlab data"
+    )
+    assert "whose dataset second names TOK as its tokenizer" in command

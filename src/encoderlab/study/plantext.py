@@ -283,15 +283,21 @@ def _found_vocab(name: str) -> str:
 
 def _tokenizer_steps(d: DataSpec, trainer: DataSpec | None) -> tuple[str, str, str]:
     """(the command that trains the tokenizer first, the tokenizer `data prepare` takes, the study's edit)
-    for dataset `d` whose tokenizer the study trains on dataset `trainer` (`d` itself for `train`): the
+    for dataset `d` whose tokenizer the study trains on dataset `trainer` (`d` itself for `train`; another
+    dataset's is said to be trained once, as two datasets' lines may both print its command): the
     command said `--tokenizer train`, which names no tokenizer, and a study reads a prepared folder only
     where its dataset names the folder's tokenizer (`prepared._trained_tokenizer`)."""
     if trainer is None:
         return "", d.tokenizer, ""
     cap = f" --max-docs {trainer.max_docs}" if trainer.max_docs else ""
     stop = "" if trainer.stop == "first_exhausted" else f" --stop {trainer.stop}"
+    shared = (
+        ""
+        if trainer is d
+        else f"dataset {trainer.name}'s tokenizer, trained once for every dataset using it: "
+    )
     train = (
-        f"`encoderlab data tokenizer --source {' --source '.join(trainer.corpus)} --vocab-size "
+        f"{shared}`encoderlab data tokenizer --source {' --source '.join(trainer.corpus)} --vocab-size "
         f"{trainer.vocab_size} --seed {trainer.seed}{cap}{stop} --out TOK`, then "
     )
     edit = f", in a copy of the study (`encoderlab study show`) whose dataset {d.name} names TOK as its tokenizer"
