@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 from tests.study.fake_study import tiny_corpus
@@ -38,6 +39,7 @@ def _design(corpus) -> LadderDesign:
         micro_batch=4,
         min_steps=6,
         warmup_tokens_per_param=0.0,  # one warmup step
+        decay_fraction=1 / 3,  # a 2-step decay: one of 1 step lowers no LR, and is refused
         run_overrides={"precision": "fp32", "checkpoint.every": 6},  # one checkpoint per run: the last
         decontaminate=False,
     )
@@ -86,7 +88,7 @@ def _budgets_design(**changes) -> LadderDesign:
             "micro_batch": 4,
             "min_steps": 4,
             "warmup_tokens_per_param": 2e-5,  # 1 step
-            "decay_fraction": 0.1,
+            "decay_fraction": 0.2,  # decays of 2, 3 and 6 steps (a 1-step decay lowers no LR, and is refused)
             **changes,
         }
     )
@@ -116,8 +118,8 @@ def test_shorter_budgets_decay_from_the_longest_run_and_splits_branch_from_the_c
     for seed in (0, 1):
         assert table[f"clm100-mini-x0.0008/s{seed}"] == table[f"clm0-mlm40-mini-x0.0008/s{seed}"] == "step"
         for budget in (2e-4, 4e-4):  # the stable phase, up to the first decay update (still at the peak)
-            # ... and never its own last step, which it trains (its final validation): the 8-step budget's
-            # 1-step decay runs at the peak, all the longest run's prefix, so it branches at step 7
+            # ... and never its own last step, which it trains (its final validation; study/branch.py, whose
+            # tests/study/test_branch.py case is a 1-step decay, all its base's prefix, which a design refuses)
             shared = min(steps[budget] - design.decay("mini", budget) + 1, steps[budget] - 1)
             assert (
                 table[f"clm0-mlm40-mini-x{budget:g}/s{seed}"] == f"clm0-mlm40-mini-x0.0008/s{seed}@{shared}"
@@ -154,6 +156,52 @@ def test_a_ladder_refuses_what_cannot_branch_or_train(tmp_path):
         _budgets_design(warmup_tokens_per_param=1e-4)  # 4 warmup steps, a 2-step CLM phase
     with pytest.raises(UserError, match="decay_fraction must be in"):
         _budgets_design(decay_fraction=0.9)
+
+
+def test_budgets_advise_would_read_as_one_rung_written_apart_are_refused_in_the_design():
+    """Budgets whose runs differ by under `RUNG_RTOL` in steps (N the same) were accepted: the study trained, then
+    `encoderlab advise` refused its folder (two rungs within 1% in both N and D). The design refuses them, by the
+    same test (`ladderchecks.rungs_apart`), naming the two budgets; budgets one step further apart are accepted."""
+    from encoderlab.advise.ladderchecks import RUNG_RTOL, rungs_apart
+
+    design = _budgets_design(budgets=(2e-4,), min_steps=1)  # 8 steps of mini: a budget per 1/8 of it
+    per_step = 2e-4 / design.steps("mini", 2e-4)
+    base = 200  # steps; the nearest count more than RUNG_RTOL away, and the one below it
+    far = base + math.floor(RUNG_RTOL * base) + 1
+    near = far - 1
+    tokens = design.tokens_per_step
+    assert rungs_apart([(1.0, base * tokens), (1.0, near * tokens)])  # advise refuses these two rungs
+    assert not rungs_apart([(1.0, base * tokens), (1.0, far * tokens)])
+    budgets = (base * per_step, near * per_step)
+    assert [design.steps("mini", b) for b in budgets] == [base, near]
+    with pytest.raises(UserError) as err:
+        _budgets_design(budgets=budgets, decay_fraction=0.1)
+    assert str(err.value) == (
+        f"size mini at {budgets[0]:g} tokens per parameter ({base} steps) and size mini at {budgets[1]:g} "
+        f"({near} steps) are within 1% of each other in both N and D, so `encoderlab advise` would refuse the "
+        "study's folder (one rung written apart); spread the budgets more than 1% apart"
+    )
+    _budgets_design(budgets=(base * per_step, far * per_step), decay_fraction=0.1)
+
+
+def test_a_run_whose_decay_is_one_step_is_refused_naming_the_steps_it_needs():
+    """A 1-step decay runs at the peak (the floor comes after the last update): the run's LR is never lowered, so it
+    is not the annealed run the ladder's fit assumes. It was accepted (at 0.1, a run under 15 steps); the design
+    refuses it naming the run and the fewest steps whose decay lowers the LR, and accepts that many."""
+    design = _budgets_design()
+    least = design.fewest_annealed_steps
+    assert design.decay("mini", 2e-4) >= 2 and round(0.2 * least) >= 2 > round(0.2 * (least - 1))
+    budget = (least - 1.5) * design.tokens_per_step / design.params("mini")  # rounded up: least - 1 steps
+    assert design.steps("mini", budget) == least - 1
+    with pytest.raises(UserError) as err:
+        _budgets_design(budgets=(budget, 8e-4))
+    assert str(err.value) == (
+        f"size mini at {budget:g} tokens per parameter trains {least - 1} steps, so its decay (decay_fraction 0.2) "
+        f"is 1 step, which runs at the peak: its LR is never lowered; give every run at least {least} steps "
+        "(raise min_steps or the budget), or raise decay_fraction"
+    )
+    fixed = _budgets_design(budgets=(budget, 8e-4), min_steps=least)
+    assert fixed.decay("mini", budget) == 2
 
 
 def test_a_split_whose_switch_is_off_its_share_on_a_whole_step_is_read_at_its_share(tmp_path):

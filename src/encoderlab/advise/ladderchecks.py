@@ -9,12 +9,16 @@ meets it (two budgets 1% apart; a schedule under 1% at every run beside one at 1
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from encoderlab.errors import UserError
 
 if TYPE_CHECKING:
     from encoderlab.advise.ladder import Ladder, Observation
+
+Rung = tuple[float, float]
+"""A rung: (N, D), non-embedding parameters and tokens trained."""
 
 RUNG_RTOL = 0.01
 """Two rungs whose N and D both lie within this share of each other are one size and budget written apart."""
@@ -26,19 +30,31 @@ def check_rungs_apart(obs: tuple[Observation, ...]) -> None:
     two seeds and was told to "train a second seed" it had; one whose schedules logged counts apart shared no rung,
     so nothing could be backtested or recommended, and where some rungs split the seed noise lost their runs."""
     first = {o.rung: o for o in reversed(obs)}
-    rungs = sorted(first)
-    for i, (n, d) in enumerate(rungs):
-        for m, e in rungs[i + 1 :]:
+    pair = rungs_apart(first)
+    if pair:
+        (n, d), (m, e) = pair
+        a, b = first[(n, d)], first[(m, e)]
+        raise UserError(
+            f"{a.source or 'a run'} is at N={n:.6g}, D={d:.6g} and {b.source or 'another run'} at "
+            f"N={m:.6g}, D={e:.6g}, within {RUNG_RTOL:.0%} of it: two rungs, so their seeds are not pooled "
+            "nor their schedules compared; give the runs of one size and budget the same params and "
+            "tokens (the budget, not each run's own count)"
+        )
+
+
+def rungs_apart(rungs: Iterable[Rung]) -> tuple[Rung, Rung] | None:
+    """The first two distinct (N, D) rungs within `RUNG_RTOL` of each other in both N and D, smaller N first;
+    None if no two are. The one test of "one rung written apart": `check_rungs_apart` runs it on a ladder's
+    observations, `LadderDesign` on the rungs a study design would train (so a design advise would refuse is
+    refused before its hours of training)."""
+    ordered = sorted(set(rungs))
+    for i, (n, d) in enumerate(ordered):
+        for m, e in ordered[i + 1 :]:
             if m > n * (1 + RUNG_RTOL):
                 break  # sorted by N: no later rung is near
             if abs(e - d) <= RUNG_RTOL * min(d, e):
-                a, b = first[(n, d)], first[(m, e)]
-                raise UserError(
-                    f"{a.source or 'a run'} is at N={n:.6g}, D={d:.6g} and {b.source or 'another run'} at "
-                    f"N={m:.6g}, D={e:.6g}, within {RUNG_RTOL:.0%} of it: two rungs, so their seeds are not pooled "
-                    "nor their schedules compared; give the runs of one size and budget the same params and "
-                    "tokens (the budget, not each run's own count)"
-                )
+                return (n, d), (m, e)
+    return None
 
 
 FRACTION_TOP = 1.0

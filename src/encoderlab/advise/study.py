@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from encoderlab.advise.ladder import Schedule
+from encoderlab.advise.ladderchecks import RUNG_RTOL, rungs_apart
 from encoderlab.errors import UserError
 from encoderlab.words import percent_text
 
@@ -72,9 +73,9 @@ class LadderDesign:
     """Warmup in tokens per non-embedding parameter, the same steps for every budget of a size (so the
     budgets share their first steps); at least one step."""
     decay_fraction: float = 0.1
-    """Each budget's linear decay to the floor, as a share of its own steps (at least one step). The first decay
-    update runs at the peak (the floor comes after the last), so at 0.1 a run under 15 steps (`min_steps` below the
-    default 20) has a 1-step decay that lowers no LR: it is the longest run's prefix, branched before its last step."""
+    """Each budget's linear decay to the floor, as a share of its own steps. The first decay update runs at the
+    peak (the floor comes after the last), so a 1-step decay lowers no LR: at 0.1 a run under 15 steps
+    (`min_steps` below the default 20) would never be annealed, and is refused (`fewest_annealed_steps`)."""
     branch: bool = True
     """Train shared first steps once (`StudySpec.branch`); False trains every run from its first step."""
     run_overrides: dict[str, Any] = field(default_factory=dict)
@@ -112,6 +113,26 @@ class LadderDesign:
                 raise UserError(f"{name} must be a whole number >= 1, got {value!r}")
         for size in self.sizes:
             self._check_size(size)
+        self._check_rungs_apart()
+
+    def _check_rungs_apart(self) -> None:
+        """No two runs within `RUNG_RTOL` in both N and D: advise refuses a folder holding them (one rung written
+        apart, `ladderchecks.check_rungs_apart`), so a design of budgets a step count or two apart trained for
+        hours and was then refused. The same test, on the (N, D) each (size, budget) would train."""
+        rungs = {
+            (self.params(size), self.steps(size, b) * self.tokens_per_step): (size, b)
+            for size in self.sizes
+            for b in self.budgets
+        }
+        pair = rungs_apart(rungs)
+        if pair:
+            (s1, b1), (s2, b2) = rungs[pair[0]], rungs[pair[1]]
+            raise UserError(
+                f"size {s1} at {b1:g} tokens per parameter ({self.steps(s1, b1):,} steps) and size {s2} at {b2:g} "
+                f"({self.steps(s2, b2):,} steps) are within {RUNG_RTOL:.0%} of each other in both N and D, so "
+                "`encoderlab advise` would refuse the study's folder (one rung written apart); spread the budgets "
+                f"more than {RUNG_RTOL:.0%} apart"
+            )
 
     def _check_size(self, size: str) -> None:
         """Every budget of `size` is a distinct run that holds its warmup, its decay and, for a split,
@@ -126,6 +147,14 @@ class LadderDesign:
         warmup = self.warmup(size)
         for budget, n in steps.items():
             decay = self.decay(size, budget)
+            # its one decay update would run at the peak: not the annealed run the ladder's fit assumes
+            if decay < 2:
+                raise UserError(
+                    f"size {size} at {budget:g} tokens per parameter trains {n} steps, so its decay "
+                    f"(decay_fraction {self.decay_fraction:g}) is 1 step, which runs at the peak: its LR is never "
+                    f"lowered; give every run at least {self.fewest_annealed_steps} steps (raise min_steps or the "
+                    "budget), or raise decay_fraction"
+                )
             for s in self.schedules:
                 clm = round(n * s.clm_share)
                 short = (
@@ -140,6 +169,14 @@ class LadderDesign:
                         f"shorter than the warmup ({warmup} steps) or the decay ({decay}); lower "
                         "warmup_tokens_per_param or decay_fraction, or raise the budget"
                     )
+
+    @property
+    def fewest_annealed_steps(self) -> int:
+        """Fewest steps whose decay (`decay`) is 2 steps or more, so that it lowers the LR at least once."""
+        n = max(1, math.floor(1.5 / self.decay_fraction) - 1)
+        while round(self.decay_fraction * n) < 2:
+            n += 1
+        return n
 
     @property
     def tokens_per_step(self) -> int:
