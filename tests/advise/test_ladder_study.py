@@ -161,8 +161,8 @@ def test_a_ladder_refuses_what_cannot_branch_or_train(tmp_path):
 def test_budgets_advise_would_read_as_one_rung_written_apart_are_refused_in_the_design():
     """Budgets whose runs differ by under `RUNG_RTOL` in steps (N the same) were accepted: the study trained, then
     `encoderlab advise` refused its folder (two rungs within 1% in both N and D). The design refuses them, by the
-    same test (`ladderchecks.rungs_apart`), naming the two budgets; budgets one step further apart are accepted."""
-    from encoderlab.advise.ladderchecks import RUNG_RTOL, rungs_apart
+    same test (`study.rungs.rungs_apart`), naming the two budgets; budgets one step further apart are accepted."""
+    from encoderlab.study.rungs import RUNG_RTOL, rungs_apart
 
     design = _budgets_design(budgets=(2e-4,), min_steps=1)  # 8 steps of mini: a budget per 1/8 of it
     per_step = 2e-4 / design.steps("mini", 2e-4)
@@ -182,6 +182,44 @@ def test_budgets_advise_would_read_as_one_rung_written_apart_are_refused_in_the_
         "study's folder (one rung written apart); spread the budgets more than 1% apart"
     )
     _budgets_design(budgets=(base * per_step, far * per_step), decay_fraction=0.1)
+
+
+def test_a_ladder_study_file_whose_runs_are_one_rung_written_apart_is_refused_by_study_plan(tmp_path, capsys):
+    """A ladder study file written by hand (or before its design was refused) whose runs of one size train under
+    `RUNG_RTOL` apart in tokens: `study plan` accepted it and `study run` trained it, then advise refused the folder.
+    `study plan` refuses it in one line naming the two runs; the file at its design's steps is accepted."""
+    per_step = 2e-4 / _budgets_design().steps("mini", 2e-4)
+    low, high = 200 * per_step, 400 * per_step
+    design = _budgets_design(budgets=(low, high), min_steps=1)
+    assert [design.steps("mini", b) for b in (low, high)] == [200, 400]
+    spec = ladder_study(design)
+    near = dataclasses.replace(  # the shorter budget's runs at 399 steps: 0.25% below the longer's 400
+        spec,
+        name="near",
+        runs=tuple(dataclasses.replace(r, steps=399) if r.steps == 200 else r for r in spec.runs),
+    )
+    tiny_corpus(tmp_path / "corpus.jsonl", 40)
+    for study in (spec, near):
+        (tmp_path / f"{study.name}.yaml").write_text(dump_study(study, "encoderlab.advise.study"))
+    main(["study", "plan", str(tmp_path / "ladder.yaml")])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["study", "plan", str(tmp_path / "near.yaml")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    tokens, n = design.tokens_per_step, design.params("mini")
+    assert err.endswith(
+        f"runs clm100-mini-x{low:g} and clm100-mini-x{high:g} of ladder study near are at N={n:.6g}, "
+        f"D={399 * tokens:.6g} and N={n:.6g}, D={400 * tokens:.6g}, within 1% of each other, so `encoderlab advise` "
+        "would refuse the study's folder (one rung written apart); spread their steps more than 1% apart, or give "
+        "them the same steps"
+    )
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(SystemExit) as exit_:  # `study run` too, before it writes anything
+        main(["study", "run", str(tmp_path / "near.yaml"), "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2 and sorted(tmp_path.rglob("*")) == before
+    assert capsys.readouterr().err.strip().endswith("or give them the same steps")
 
 
 def test_a_run_whose_decay_is_one_step_is_refused_naming_the_steps_it_needs():

@@ -5,23 +5,19 @@ without a word: the advice it gave was not wrong in its arithmetic but in what i
 two runs that disagree and the fix. The trade-off is a threshold each (`RUNG_RTOL`, `FRACTION_TOP` with
 `PERCENT_FLOOR`): loose enough that a ladder as written by hand passes, tight enough that no real ladder
 meets it (two budgets 1% apart; a schedule under 1% at every run beside one at 10% or more at every run).
+`RUNG_RTOL` and its test (`rungs_apart`) live in `study/rungs.py`, so a ladder study refuses such rungs before
+it trains, by the same test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from encoderlab.errors import UserError
+from encoderlab.study.rungs import RUNG_RTOL, rungs_apart
 
 if TYPE_CHECKING:
     from encoderlab.advise.ladder import Ladder, Observation
-
-Rung = tuple[float, float]
-"""A rung: (N, D), non-embedding parameters and tokens trained."""
-
-RUNG_RTOL = 0.01
-"""Two rungs whose N and D both lie within this share of each other are one size and budget written apart."""
 
 
 def check_rungs_apart(obs: tuple[Observation, ...]) -> None:
@@ -40,21 +36,6 @@ def check_rungs_apart(obs: tuple[Observation, ...]) -> None:
             "nor their schedules compared; give the runs of one size and budget the same params and "
             "tokens (the budget, not each run's own count)"
         )
-
-
-def rungs_apart(rungs: Iterable[Rung]) -> tuple[Rung, Rung] | None:
-    """The first two distinct (N, D) rungs within `RUNG_RTOL` of each other in both N and D, smaller N first;
-    None if no two are. The one test of "one rung written apart": `check_rungs_apart` runs it on a ladder's
-    observations, `LadderDesign` on the rungs a study design would train (so a design advise would refuse is
-    refused before its hours of training)."""
-    ordered = sorted(set(rungs))
-    for i, (n, d) in enumerate(ordered):
-        for m, e in ordered[i + 1 :]:
-            if m > n * (1 + RUNG_RTOL):
-                break  # sorted by N: no later rung is near
-            if abs(e - d) <= RUNG_RTOL * min(d, e):
-                return (n, d), (m, e)
-    return None
 
 
 FRACTION_TOP = 1.0

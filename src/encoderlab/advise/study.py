@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from encoderlab.advise.ladder import Schedule
-from encoderlab.advise.ladderchecks import RUNG_RTOL, rungs_apart
 from encoderlab.errors import UserError
+from encoderlab.study.rungs import LADDER_SCALE, RUNG_RTOL, rungs_apart
 from encoderlab.words import percent_text
 
 
@@ -255,7 +255,7 @@ def ladder_study(design: LadderDesign, name: str = "ladder", finetune: bool = Fa
     )
     return StudySpec(
         name=name,
-        scale="ladder",
+        scale=LADDER_SCALE,
         description=(
             f"A ladder for `encoderlab advise`: {len(design.schedules)} schedules x sizes {', '.join(design.sizes)} x "
             f"budgets {', '.join(f'{b:g}' for b in design.budgets)} tokens per parameter x {len(design.seeds)} pretraining "
