@@ -242,6 +242,26 @@ def test_a_run_whose_decay_is_one_step_is_refused_naming_the_steps_it_needs():
     assert fixed.decay("mini", budget) == 2
 
 
+def test_a_ladder_study_file_with_a_one_step_decay_is_refused_by_study_plan(tmp_path, capsys):
+    """A ladder study file whose run was edited to a 1-step decay (or written before the design refused one):
+    `study plan` planned it, a run whose LR is never lowered. It is refused in one line naming the run."""
+    spec = ladder_study(_budgets_design())
+    first = spec.runs[0]
+    one = dataclasses.replace(first, params={**first.params, "decay": 1})
+    edited = dataclasses.replace(spec, name="edited", runs=(one, *spec.runs[1:]))
+    tiny_corpus(tmp_path / "corpus.jsonl", 40)
+    (tmp_path / "edited.yaml").write_text(dump_study(edited, "encoderlab.advise.study"))
+    with pytest.raises(SystemExit) as exit_:
+        main(["study", "plan", str(tmp_path / "edited.yaml")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.endswith(
+        f"run {first.name} of ladder study edited decays over 1 step of its {first.steps}, which runs at the peak: "
+        "its LR is never lowered, so it is not an annealed rung; give it a decay of 2 steps or more (more steps, "
+        "or a larger decay)"
+    )
+
+
 def test_a_split_whose_switch_is_off_its_share_on_a_whole_step_is_read_at_its_share(tmp_path):
     """CLM 25% of 31 steps switches at step 8 (26%), CLM 50% at step 16 (52%): advise read such runs as other
     schedules, so such a design was refused (2026-12-07); advise now reads each run's share off the study's

@@ -381,6 +381,7 @@ NAMED = {
     "ladder-design-rungs-within-1pct": "tests.advise.test_ladder_study::test_budgets_advise_would_read_as_one_rung_written_apart_are_refused_in_the_design",
     "ladder-design-decay-one-step": "tests.advise.test_ladder_study::test_a_run_whose_decay_is_one_step_is_refused_naming_the_steps_it_needs",
     "ladder-study-rungs-within-1pct": "tests.advise.test_ladder_study::test_a_ladder_study_file_whose_runs_are_one_rung_written_apart_is_refused_by_study_plan",
+    "ladder-study-decay-one-step": "tests.advise.test_ladder_study::test_a_ladder_study_file_with_a_one_step_decay_is_refused_by_study_plan",
     "advise-api-huber-delta-out-of-range": "tests.advise.test_advise_api_options::test_an_option_out_of_range_is_refused_alike_by_the_api_and_the_command",
     "advise-holdout-one-schedule": "tests.advise.test_holdout::test_a_largest_size_that_one_schedule_ran_is_refused",
     "advise-one-schedule-two-labels": "tests.advise.test_holdout::test_two_labels_of_one_schedule_are_refused_naming_both_runs",

@@ -41,7 +41,7 @@ from typing import Any
 
 from encoderlab.advise.ladder import Schedule
 from encoderlab.errors import UserError
-from encoderlab.study.rungs import LADDER_SCALE, RUNG_RTOL, rungs_apart
+from encoderlab.study.rungs import FEWEST_DECAY_STEPS, LADDER_SCALE, RUNG_RTOL, rungs_apart
 from encoderlab.words import percent_text
 
 
@@ -148,7 +148,7 @@ class LadderDesign:
         for budget, n in steps.items():
             decay = self.decay(size, budget)
             # its one decay update would run at the peak: not the annealed run the ladder's fit assumes
-            if decay < 2:
+            if decay < FEWEST_DECAY_STEPS:
                 raise UserError(
                     f"size {size} at {budget:g} tokens per parameter trains {n} steps, so its decay "
                     f"(decay_fraction {self.decay_fraction:g}) is 1 step, which runs at the peak: its LR is never "
@@ -172,9 +172,9 @@ class LadderDesign:
 
     @property
     def fewest_annealed_steps(self) -> int:
-        """Fewest steps whose decay (`decay`) is 2 steps or more, so that it lowers the LR at least once."""
-        n = max(1, math.floor(1.5 / self.decay_fraction) - 1)
-        while round(self.decay_fraction * n) < 2:
+        """Fewest steps whose decay (`decay`) is `FEWEST_DECAY_STEPS` or more, so that it lowers the LR."""
+        n = max(1, math.floor((FEWEST_DECAY_STEPS - 0.5) / self.decay_fraction) - 1)
+        while round(self.decay_fraction * n) < FEWEST_DECAY_STEPS:
             n += 1
         return n
 

@@ -35,7 +35,7 @@ from encoderlab.study.evalnodes import add_evals
 from encoderlab.study.nodeconfig import BranchFrom, CkaNode, PrepareNode, PretrainNode
 from encoderlab.study.prepared import check_corpus, identity, prepared_meta
 from encoderlab.study.resolve import INIT_PLACEHOLDER, resolve_run, tokens
-from encoderlab.study.rungs import check_ladder_rungs
+from encoderlab.study.rungs import check_ladder_study
 from encoderlab.study.spec import DataSpec, RunSpec, StudySpec
 
 if TYPE_CHECKING:
@@ -261,7 +261,7 @@ def pretraining(spec: StudySpec) -> list[Pretraining]:
         if p.config is not None:
             first.setdefault(p.run.name, p.config)
     _check_groups(spec, first)
-    check_ladder_rungs(spec, first)
+    check_ladder_study(spec, first)
     _check_eval_steps(spec, first)
     return _branched(spec, out)
 
