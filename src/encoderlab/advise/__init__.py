@@ -9,8 +9,8 @@ cross, and the single-largest-rung ranking beside it; it recommends extrapolatio
 backtest shows it beats that baseline, and says "insufficient evidence" when the data cannot
 decide. See docs/advise.md.
 
-Modules: `ladder` (the typed data model), `readers` (CSV/JSONL), `ladderchecks` (the refusals of a read ladder: units, rungs apart), `studyread` (study folders),
-`stepshares` (which runs' shares read off their steps are one schedule),
+Modules: `ladder` (the typed data model), `readers` (CSV/JSONL), `ladderchecks` (the refusals of a
+read ladder: units, rungs apart), `studyread` (study folders), `stepshares` (which runs' shares read off their steps are one schedule),
 `fit` (batched log-Huber fits), `predict` (curves, bootstrap, predictions), `trend` (does each
 schedule improve with compute), `reach` (how far past the ladder the target lies), `decide` (the
 advice), `crossover` (where curves cross), `holdout` (`--hold-out-largest`),
