@@ -299,6 +299,23 @@ def pair_spec(runs: tuple[RunSpec, ...] | None = None, **overrides) -> StudySpec
     return small_spec(**{"runs": kept, "cka": (), **overrides})
 
 
+NOISY_EFFECTS = {("clm", 0): -3.0, ("clm", 1): 4.0, ("clm", 2): 1.0, ("mlm40", 1): -2.5, ("mlm40", 2): 1.5}
+"""Pretraining noise of the three-seed study the claims tests recompute by hand (`run_noisy_seeds`)."""
+
+
+def run_noisy_seeds(out: Path) -> Path:
+    """`small_spec` at pretraining seeds 0, 1, 2 with `NOISY_EFFECTS`, run into `out`."""
+    from encoderlab.study.runner import run_study
+
+    global PRETRAIN_EFFECT
+    kept, PRETRAIN_EFFECT = PRETRAIN_EFFECT, NOISY_EFFECTS
+    try:
+        run_study(small_spec(seeds=(0, 1, 2)), out, backend(), progress=False)
+    finally:
+        PRETRAIN_EFFECT = kept
+    return out
+
+
 def run_small(out: str, jobs: int = 1, sleep: float = SLEEP) -> None:
     """Run `small_spec()` into `out` with `jobs` processes, each node write taking `sleep` seconds more
     (what the script does; the kill test calls it in children forked by tests/reliability/killharness.py)."""

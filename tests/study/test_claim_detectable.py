@@ -10,14 +10,10 @@ import math
 import fake_study
 import numpy as np
 import pytest
-from fake_study import backend, small_spec
 from scipy import optimize, stats
 from statsmodels.stats.power import TTestPower
 
 from encoderlab.eval.stats import degrees_of_freedom, detectable, paired_test, welch_borrowed, welch_test
-from encoderlab.study.runner import run_study
-
-EFFECTS = {("clm", 0): -3.0, ("clm", 1): 4.0, ("clm", 2): 1.0, ("mlm40", 1): -2.5, ("mlm40", 2): 1.5}
 
 
 def _power(delta: float, se: float, df: float, alpha: float) -> float:
@@ -52,10 +48,7 @@ def test_detectable_is_the_difference_found_80_percent_of_the_time():
 
 @pytest.fixture(scope="module")
 def claims(tmp_path_factory):
-    out = tmp_path_factory.mktemp("study")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fake_study, "PRETRAIN_EFFECT", EFFECTS)
-        run_study(small_spec(seeds=(0, 1, 2)), out, backend(), progress=False)
+    out = fake_study.run_noisy_seeds(tmp_path_factory.mktemp("study"))
     return json.loads((out / "report" / "results.json").read_text())["claims"]
 
 

@@ -12,7 +12,6 @@ from dataclasses import replace
 import fake_study
 import numpy as np
 import pytest
-from fake_study import backend, small_spec
 from scipy import stats
 from tests.eval.statsref import statsmodels_holm
 
@@ -20,9 +19,7 @@ from encoderlab.config import to_dict
 from encoderlab.study.data import load_study
 from encoderlab.study.nodeconfig import EvalNode
 from encoderlab.study.results import check_claims
-from encoderlab.study.runner import run_study
 
-EFFECTS = {("clm", 0): -3.0, ("clm", 1): 4.0, ("clm", 2): 1.0, ("mlm40", 1): -2.5, ("mlm40", 2): 1.5}
 """Pretraining noise of a few points per checkpoint, so that p-values are neither 0 nor 1."""
 
 
@@ -111,12 +108,8 @@ def _check(claims: dict[str, dict], expected: dict[str, tuple[list, list]]) -> d
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    """The fake study at three pretraining seeds with pretraining noise (`EFFECTS`)."""
-    out = tmp_path_factory.mktemp("study")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fake_study, "PRETRAIN_EFFECT", EFFECTS)
-        run_study(small_spec(seeds=(0, 1, 2)), out, backend(), progress=False)
-    return out
+    """The fake study at three pretraining seeds with pretraining noise (`fake_study.NOISY_EFFECTS`)."""
+    return fake_study.run_noisy_seeds(tmp_path_factory.mktemp("study"))
 
 
 def test_every_claim_is_the_two_stage_test_over_pretraining_seeds_with_holm_over_the_family(study):
