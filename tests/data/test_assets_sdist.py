@@ -72,7 +72,7 @@ def index(tmp_path, monkeypatch):
     url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
     for name, value in {"PIP_INDEX_URL": url, "PIP_NO_CACHE_DIR": "1", "no_proxy": "127.0.0.1"}.items():
         monkeypatch.setenv(name, value)
-    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "http_proxy", "HTTP_PROXY"):
+    for name in ("PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_EXTRA_INDEX_URL", "http_proxy", "HTTP_PROXY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")  # no extra index of this machine's pip.conf
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
@@ -252,3 +252,46 @@ def test_the_client_runs_where_encoderlab_is_not_importable(index, tmp_path):
     done = subprocess.run([sys.executable, "-S", *command[1:]], cwd=dest.parent, env=env, capture_output=True)
     assert done.returncode == 0, done.stderr.decode()[-300:]
     assert hashlib.sha256(dest.read_bytes()).hexdigest() == source.sha256 and not marker.exists()
+
+
+UNREACHABLE = "http://127.0.0.1:9/simple/"  # nothing listens on port 9: an index behind a firewall
+
+
+def _fetched(source, dest: Path) -> bool:
+    done = sdist.main([source.package, source.filename, str(dest)]) == 0
+    return done and hashlib.sha256(dest.read_bytes()).hexdigest() == source.sha256
+
+
+def test_pips_find_links_folder_serves_the_sdist_and_no_index_keeps_the_index_unasked(
+    index, tmp_path, monkeypatch
+):
+    """A machine whose pip takes its files from a folder and never from an index (`PIP_NO_INDEX`,
+    `PIP_FIND_LINKS`): the sdist was asked of the index all the same."""
+    _, source, marker = index
+    monkeypatch.setenv("PIP_INDEX_URL", UNREACHABLE)
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{tmp_path / 'elsewhere'} {tmp_path / 'index' / 'files'}")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    assert _fetched(source, tmp_path / "out.tar.gz") and not marker.exists()
+
+
+def test_pip_conf_find_links_page_and_no_index_are_honoured(index, tmp_path, monkeypatch):
+    url, source, _ = index
+    monkeypatch.delenv("PIP_INDEX_URL")
+    page = url + "evilpkg/"  # a page linking to the file, as a find-links page does
+    conf = tmp_path / "pip.conf"
+    conf.write_text(f"[global]\nindex-url = {UNREACHABLE}\nno-index = true\nfind-links = {page}\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    assert sdist.places() == [sdist.Place(page, True)]
+    assert _fetched(source, tmp_path / "out.tar.gz")
+
+
+def test_no_index_without_the_file_in_find_links_is_not_found_even_where_the_index_has_it(
+    index, tmp_path, monkeypatch, capsys
+):
+    url, source, _ = index  # PIP_INDEX_URL: the fixture's index, which lists the file
+    monkeypatch.setenv("PIP_NO_INDEX", "yes")
+    assert not _fetched(source, tmp_path / "out.tar.gz")
+    assert capsys.readouterr().out.startswith(f"{source.filename} was not found")
+    monkeypatch.setenv("PIP_NO_INDEX", "false")  # pip's "no": the index is searched
+    assert sdist.places({}) == [sdist.Place(url)]
+    assert _fetched(source, tmp_path / "out.tar.gz")

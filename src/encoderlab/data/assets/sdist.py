@@ -20,6 +20,11 @@ The indexes are pip's own, in pip's order: its index (`PIP_INDEX_URL`, else pip.
 `extra-index-url`), read with `pip config list` (pip alone runs: it reads its files, no package). The first
 index whose page lists the file serves it; a mirror configured for pip (a cluster behind a firewall) serves
 the sdist as it served the wheels. A `file://` index folder is read through its `index.html`, as pip does.
+pip's `find-links` (`PIP_FIND_LINKS`, pip.conf's `find-links`) are searched first: a folder (a path or a
+`file://` address) for the file by name, a page (a local HTML file or an http(s) address) for a link to
+it; and pip's `no-index` (`PIP_NO_INDEX`, pip.conf's `no-index`, read as pip reads a yes/no) leaves the
+find-links alone (`places`). A machine set up to fetch from a folder and never from an index fetched the
+sdist from PyPI all the same (or failed behind its firewall), where pip took its wheels from the folder.
 
 Trade-offs: this is a small HTTP client of our own, where the others are the registries' (pip, npm,
 apt-get). urllib honours the `*_proxy` environment; pip's credentials store and keyring are not read (a
@@ -42,6 +47,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import NamedTuple
 
 DEFAULT_INDEX = "https://pypi.org/simple/"
 JSON_PAGE = "application/vnd.pypi.simple.v1+json"
@@ -95,6 +101,40 @@ def index_urls(settings: dict[str, str] | None = None) -> list[str]:
     return [_setting(settings, "index-url") or DEFAULT_INDEX, *extras]
 
 
+class Place(NamedTuple):
+    """Somewhere pip looks for a file: an index (the project's page under it) or a find-links location (a
+    folder listing files, or a page linking to them)."""
+
+    url: str
+    find_links: bool = False
+
+
+_YES, _NO = ("y", "yes", "t", "true", "on", "1"), ("n", "no", "f", "false", "off", "0", "")
+
+
+def _yes(value: str) -> bool:
+    """A yes/no setting as pip reads one (its `strtobool`); a value it would refuse is read as no, so the
+    indexes stay searched (pip itself then refuses every download, wheels included)."""
+    return value.strip().lower() in _YES
+
+
+def places(settings: dict[str, str] | None = None) -> list[Place]:
+    """Where pip would look, in the order searched here: its find-links, then its indexes unless no-index."""
+    settings = pip_settings() if settings is None else settings
+    links = [Place(_local_url(entry), True) for entry in _setting(settings, "find-links").split()]
+    if _yes(_setting(settings, "no-index")):
+        return links
+    return [*links, *(Place(index) for index in index_urls(settings))]
+
+
+def _local_url(entry: str) -> str:
+    """A find-links entry as an address: a path (relative ones from the working folder, as pip reads them)
+    is a `file://` one; an address stays as it is."""
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", entry):
+        return entry
+    return Path(entry).expanduser().resolve().as_uri()
+
+
 def client_command(package: str, filename: str, dest: Path) -> list[str]:
     """The command that writes `filename` of `package` from the first of pip's indexes listing it to `dest`:
     this file run as a script in isolated mode (it imports the standard library only), so it runs where
@@ -136,6 +176,29 @@ def file_url(index: str, package: str, filename: str) -> str:
     return urllib.parse.urldefrag(urllib.parse.urljoin(page, hrefs[0])).url
 
 
+def link_url(location: str, filename: str) -> str:
+    """The address of `filename` at a find-links location: in a local folder, the file of that name; on a
+    page (a local HTML file, or any http(s) address), the link named so. LookupError when it is not there,
+    FileNotFoundError when a local location is missing."""
+    parts = urllib.parse.urlsplit(location)
+    if parts.scheme == "file":
+        path = Path(urllib.request.url2pathname(parts.path))
+        if path.is_dir():
+            if not (path / filename).is_file():
+                raise LookupError(f"{filename} was not found in {path}")
+            return (path / filename).as_uri()
+        body = path.read_bytes()
+    else:
+        with _opened(location, location, {"Accept": "text/html"}) as answer:
+            body = answer.read()
+    links = _Links()
+    links.feed(body.decode("utf-8", errors="replace"))
+    hrefs = [h for h in links.hrefs if _named(h) == filename]
+    if not hrefs:
+        raise LookupError(f"{filename} was not found on {shown(location)}")
+    return urllib.parse.urldefrag(urllib.parse.urljoin(location, hrefs[0])).url
+
+
 def _read_page(page: str) -> tuple[bytes, str]:
     """A project page's bytes and content type; a `file://` index folder's page is its index.html (pip's
     rule), served as HTML."""
@@ -170,14 +233,18 @@ def _named(href: str) -> str:
     return urllib.parse.unquote(urllib.parse.urlsplit(href).path).rsplit("/", 1)[-1]
 
 
-def fetch(index: str, package: str, filename: str, dest: Path) -> None:
-    """Copy `filename` from the index to `dest`, as bytes."""
-    url = file_url(index, package, filename)
-    with _opened(url, project_page(index, package)) as answer, open(dest, "wb") as out:
+def fetch(place: Place | str, package: str, filename: str, dest: Path) -> None:
+    """Copy `filename` from an index (or a find-links `Place`) to `dest`, as bytes."""
+    place = Place(place) if isinstance(place, str) else place
+    if place.find_links:
+        url, page = link_url(place.url, filename), place.url
+    else:
+        url, page = file_url(place.url, package, filename), project_page(place.url, package)
+    with _opened(url, page) as answer, open(dest, "wb") as out:
         shutil.copyfileobj(answer, out, 1 << 20)
 
 
-def _from(index: str, package: str, filename: str, dest: Path) -> tuple[bool, str]:
+def _from(index: Place | str, package: str, filename: str, dest: Path) -> tuple[bool, str]:
     """(fetched, why not) for one index, retrying a failed connection; a page without the file, or an index
     answering 404/410, is that index's "not found" (pip then asks the next index too)."""
     problem = ""
@@ -196,22 +263,24 @@ def _from(index: str, package: str, filename: str, dest: Path) -> tuple[bool, st
             return False, f"{filename} was not found: no {exc.filename}"
         except (urllib.error.URLError, OSError) as exc:  # refused, unresolved, timed out: a network's
             problem = str(getattr(exc, "reason", exc))
-    return False, f"could not fetch {filename} from {shown(index)}: {problem}"
+    where = index.url if isinstance(index, Place) else index
+    return False, f"could not fetch {filename} from {shown(where)}: {problem}"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Fetch from the first index that has the file (those given after DEST, else pip's: `index_urls`);
-    else one line on stdout for the log `cache.explain_failure` reads: a network failure's if any index
-    could not be reached (the file may be there), else the first index's "not found"."""
+    """Fetch from the first place that has the file (the indexes given after DEST, else pip's: `places`);
+    else one line on stdout for the log `cache.explain_failure` reads: a network failure's if any place
+    could not be reached (the file may be there), else the first one's "not found" (no-index with no
+    find-links leaves nowhere to look: "not found", as pip says of every download then)."""
     package, filename, dest, *indexes = argv if argv is not None else sys.argv[1:]
     lines = []
-    for index in indexes or index_urls():
-        fetched, why = _from(index, package, filename, Path(dest))
+    for place in [Place(index) for index in indexes] or places():
+        fetched, why = _from(place, package, filename, Path(dest))
         if fetched:
             return 0
         lines.append(why)
     unreached = [line for line in lines if line.startswith("could not fetch")]
-    print((unreached or lines)[0])
+    print((unreached or lines or [f"{filename} was not found: pip's no-index is set and no find-links"])[0])
     return 1
 
 
