@@ -79,17 +79,42 @@ sys.modules[__name__] = _standard
 """A `multiprocessing` package that records its import, then hands over to the standard one."""
 
 
-@pytest.mark.skipif(
-    sys.version_info < (3, 11), reason="PYTHONSAFEPATH, which keeps it off, came in Python 3.11"
-)
-def test_a_module_in_the_working_folder_is_not_imported_by_a_commands_workers(tmp_path, capsys, monkeypatch):
+def _as_on_python_3_10(monkeypatch) -> None:
+    """Python 3.10 here: `launchenv` finds no `PYTHONSAFEPATH` switch, and every process `multiprocessing`
+    starts ignores that variable (`-E`, which leaves the working folder first, as 3.10 does)."""
+    import multiprocessing.util
+
+    from encoderlab import launchenv
+
+    monkeypatch.setattr(launchenv, "has_safe_path_switch", lambda: False, raising=False)
+    spawn = multiprocessing.util.spawnv_passfds
+    monkeypatch.setattr(
+        multiprocessing.util, "spawnv_passfds", lambda p, a, f: spawn(p, [a[0], "-E", *a[1:]], f)
+    )
+
+
+def _plant(folder: Path) -> Path:
+    """A `multiprocessing/` in `folder` that writes the returned marker when imported."""
+    marker = folder / "pwned"
+    (folder / "multiprocessing").mkdir()
+    (folder / "multiprocessing" / "__init__.py").write_text(SHADOW.format(marker=str(marker)))
+    return marker
+
+
+@pytest.mark.parametrize("python", ["3.11+", "3.10"])
+def test_a_module_in_the_working_folder_is_not_imported_by_a_commands_workers(
+    python, tmp_path, capsys, monkeypatch
+):
     """`data tokenizer` trains in a spawned process, `python -c ...`, which put the working folder first on
-    its path: a `multiprocessing/` there was imported in place of the standard one, and its code ran."""
+    its path: a `multiprocessing/` there was imported in place of the standard one, and its code ran. On
+    3.10, which has no `PYTHONSAFEPATH`, it still did (`launchenv.SPAWN_GUARD` closes it there)."""
+    if python == "3.11+" and sys.version_info < (3, 11):
+        pytest.skip("PYTHONSAFEPATH came in Python 3.11")
+    if python == "3.10":
+        _as_on_python_3_10(monkeypatch)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
-    marker = tmp_path / "pwned"
-    (tmp_path / "multiprocessing").mkdir()
-    (tmp_path / "multiprocessing" / "__init__.py").write_text(SHADOW.format(marker=str(marker)))
+    marker = _plant(tmp_path)
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
     lines = (" ".join(words[(i * 7 + j * 3) % len(words)] for j in range(12)) for i in range(300))
     (tmp_path / "corpus.txt").write_text("\n".join(lines) + "\n")
@@ -98,3 +123,26 @@ def test_a_module_in_the_working_folder_is_not_imported_by_a_commands_workers(tm
     assert code == 0, err
     assert not marker.exists(), "a worker imported the working folder's multiprocessing"
     assert "PYTHONSAFEPATH" not in os.environ  # for the command's length only
+
+
+def test_on_python_3_10_a_workers_own_workers_are_guarded_too(tmp_path, monkeypatch):
+    """A study's worker spawns `data prepare`'s pool: the guard the command installed is not in the
+    worker's process, so each guarded program installs it again there."""
+    import multiprocessing.util
+
+    from tests.reliability import spawn_chain
+
+    from encoderlab import launchenv
+
+    _as_on_python_3_10(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    marker = _plant(tmp_path)
+    before = multiprocessing.util.spawnv_passfds
+    with launchenv.children_without_working_folder():
+        process = multiprocessing.get_context("spawn").Process(target=spawn_chain.child)
+        process.start()
+        process.join()
+    assert process.exitcode == 0
+    assert not marker.exists(), "a worker's worker imported the working folder's multiprocessing"
+    assert multiprocessing.util.spawnv_passfds is before  # for the command's length only
