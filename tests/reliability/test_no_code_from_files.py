@@ -146,3 +146,35 @@ def test_on_python_3_10_a_workers_own_workers_are_guarded_too(tmp_path, monkeypa
     assert process.exitcode == 0
     assert not marker.exists(), "a worker's worker imported the working folder's multiprocessing"
     assert multiprocessing.util.spawnv_passfds is before  # for the command's length only
+
+
+PLANTED_JSON = """import os, pathlib, sys
+pathlib.Path({marker!r}).write_text("ran")
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+del sys.modules[__name__]
+import json as _standard
+sys.modules[__name__] = _standard
+"""
+"""A `json.py` that records its import, then hands over to the standard one."""
+
+
+def test_bench_datas_measuring_process_imports_nothing_from_the_working_folder(tmp_path, monkeypatch):
+    """Each `bench data` measurement runs as `python -m encoderlab.bench.data`, which put the working folder
+    first on its path where PYTHONSAFEPATH does not reach (Python 3.10; the Python API): the module's own
+    `import json` ran a `json.py` planted there."""
+    from tests.data.corpus_fixtures import corpus_records, write_jsonl
+
+    from encoderlab.bench.data import FLOOR, _run_isolated
+    from encoderlab.data.sources import SourceConfig
+    from encoderlab.data.tokenizer import train_tokenizer
+
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(20))
+    train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "pwned"
+    (tmp_path / "json.py").write_text(PLANTED_JSON.format(marker=str(marker)))
+    result = _run_isolated(FLOOR, Path("corpus.jsonl"), Path("tok"), 1, Path("work"))
+    assert result["tokens"] > 0
+    assert not marker.exists(), "the measuring process imported the working folder's json.py"

@@ -194,25 +194,24 @@ def _measure_floor(corpus: str, tokenizer: str) -> dict:
 
 
 def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: Path) -> dict:
+    """One measurement in a fresh `python -m` process, run in its own `work` folder: `-m` puts the working
+    folder first on the path (Python 3.10, or the Python API without PYTHONSAFEPATH), so a `json.py` or an
+    `encoderlab/` in the user's was imported, its code run. The package's own source folder, where it was
+    found there (`cd src`), is given on PYTHONPATH instead."""
     work.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "encoderlab.bench.data",
-        kind,
-        str(corpus),
-        str(tokenizer),
-        str(workers),
-        str(work),
-    ]
+    given = [str(p.resolve()) if p.exists() else str(p) for p in (corpus, tokenizer)]  # a name stays
+    cmd = [sys.executable, "-m", "encoderlab.bench.data", kind, *given, str(workers), str(work.resolve())]
     env = dict(os.environ)
+    own = Path(__file__).resolve().parents[2]  # the folder `encoderlab` was found in
+    if own == Path.cwd().resolve():
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(own), env.get("PYTHONPATH"))))
     # One tokenizer thread per process, except in the single-process datasets baseline, which
     # keeps the Rust tokenizer's own thread pool as a default user would.
     if kind == "datasets_1proc":
         env.pop("TOKENIZERS_PARALLELISM", None)
     else:
         env["TOKENIZERS_PARALLELISM"] = "false"
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark run {kind} failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
