@@ -38,7 +38,7 @@ Design
     importable there yet (or another copy of it would be). Trade-off: it relies on a stdlib internal, which
     3.10 (security fixes only) no longer changes; and a Python child started otherwise (`python -c`/`-m`
     by a library, not by `multiprocessing`) still has the working folder first on 3.10. encoderlab's own
-    subprocesses (the assets' clients) run in a staging folder of its own.
+    subprocesses run in folders of their own (the assets' clients, `bench data`'s measurements).
 """
 
 from __future__ import annotations
