@@ -1,5 +1,7 @@
-"""No file a command reads runs code: a YAML tag that builds a Python object, a dataset loading script, and
-a module in the working folder that a command's worker processes would import.
+"""No file a command reads runs code: a YAML tag that builds a Python object, a dataset loading script, a
+module in the working folder that a command's worker processes (on Python 3.10 too, simulated) or `bench
+data`'s measuring processes would import, and a pickled weight file under torch's
+`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`.
 
 Each file below is crafted to write a marker file if its code ever ran. The YAML files (a config, a study
 file, a task file) go through `yamltext.read_yaml`, a `SafeLoader`: the tag is refused in one line, as any
@@ -178,3 +180,23 @@ def test_bench_datas_measuring_process_imports_nothing_from_the_working_folder(t
     result = _run_isolated(FLOOR, Path("corpus.jsonl"), Path("tok"), 1, Path("work"))
     assert result["tokens"] > 0
     assert not marker.exists(), "the measuring process imported the working folder's json.py"
+
+
+def test_a_pickled_weight_file_runs_nothing_whatever_torchs_environment_says(tmp_path, monkeypatch):
+    """The Python API's `allow_pickle=True` reads `pytorch_model.bin` with `torch.load(weights_only=True)`;
+    torch's `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`, left set for another tool, must not turn that off
+    (torch >= 2.6 lets it override only a call that does not name `weights_only`)."""
+    import torch
+    from tests.train.helpers import PlantedPayload, save_tiny_bert
+
+    from encoderlab.errors import UserError
+    from encoderlab.model.hub import read_hf_weights
+
+    save_tiny_bert(tmp_path / "m")
+    (tmp_path / "m" / "model.safetensors").unlink()
+    marker = tmp_path / "pwned"
+    torch.save({"w": PlantedPayload(marker)}, tmp_path / "m" / "pytorch_model.bin")
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.raises(UserError, match="cannot read .*pytorch_model.bin safely"):
+        read_hf_weights(tmp_path / "m", allow_pickle=True)
+    assert not marker.exists()
