@@ -295,3 +295,20 @@ def test_no_index_without_the_file_in_find_links_is_not_found_even_where_the_ind
     monkeypatch.setenv("PIP_NO_INDEX", "false")  # pip's "no": the index is searched
     assert sdist.places({}) == [sdist.Place(url)]
     assert _fetched(source, tmp_path / "out.tar.gz")
+
+
+def test_a_relative_find_links_folder_is_read_from_where_the_command_runs(index, tmp_path, monkeypatch):
+    """The clients run in their staging folder: `PIP_FIND_LINKS=index/files` was looked for there, so the
+    fetch said the pin was not available, for pip's wheels as for the sdist."""
+    _, source, marker = index
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PIP_INDEX_URL", UNREACHABLE)
+    monkeypatch.setenv("PIP_FIND_LINKS", "index/files")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    register_asset(monkeypatch, "evil", source=source, records=_records)
+    assets.fetch(["evil"])
+    assert [json.loads(line)["text"] for line in assets.asset_jsonl("evil").read_text().splitlines()] == [
+        "alpha",
+        "beta",
+    ]
+    assert not marker.exists()

@@ -235,7 +235,12 @@ def _progress(staging: Path, total: int, name: str, done: threading.Event) -> No
 def _call_client(cmd: list[str], source: Source, staging: Path, log_path: Path) -> tuple[int, str]:
     """Run the client with a progress bar; (exit status, its output)."""
     tool = _TOOLS[source.registry]
-    env = {**os.environ, "TMPDIR": str(_mkdir(staging / "tmp")), "PIP_NO_INPUT": "1"}
+    env = {
+        **os.environ,
+        "TMPDIR": str(_mkdir(staging / "tmp")),
+        "PIP_NO_INPUT": "1",
+        **sdist.absolute_find_links(),
+    }
     done = threading.Event()
     watcher = threading.Thread(
         target=_progress, args=(staging, source.size, source.filename, done), daemon=True

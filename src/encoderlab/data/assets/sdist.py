@@ -135,6 +135,14 @@ def _local_url(entry: str) -> str:
     return Path(entry).expanduser().resolve().as_uri()
 
 
+def absolute_find_links() -> dict[str, str]:
+    """`PIP_FIND_LINKS` with each local path as an absolute `file://` address, for a client's environment:
+    the clients run in their staging folder, where pip (and `places`) would read `./wheels` from; {} when it
+    is unset. A relative path in pip.conf is still read from there, as pip reads it."""
+    given = os.environ.get("PIP_FIND_LINKS")
+    return {} if given is None else {"PIP_FIND_LINKS": " ".join(_local_url(e) for e in given.split())}
+
+
 def client_command(package: str, filename: str, dest: Path) -> list[str]:
     """The command that writes `filename` of `package` from the first of pip's indexes listing it to `dest`:
     this file run as a script in isolated mode (it imports the standard library only), so it runs where
