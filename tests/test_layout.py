@@ -74,6 +74,7 @@ def test_the_transformers_pin_excludes_releases_without_the_classes_we_import():
     5.23 is the release the project was built on (docs/ecosystem choices). A looser pin let pip keep an
     old transformers, and export or EuroBERT loading then died on an ImportError."""
     import tomllib
+
     import transformers
 
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]

@@ -27,25 +27,16 @@ Design
     place of the standard one: its code ran. The `encoderlab` script itself never had the folder on its
     path. `PYTHONSAFEPATH=1` (Python 3.11+) keeps it off the children's too, for the command's length only:
     a notebook's or a test's own subprocesses afterwards start as they did.
-  * Python 3.10 has no such switch, so there the command line of each process `multiprocessing` starts
-    (spawned workers, the resource tracker, a forkserver: all through `multiprocessing.util.spawnv_passfds`)
-    is rewritten for the command's length: its `-c` program first takes the working folder (`''`, which
-    `-c` puts first) off the path, before the program's first import, then guards its own children the
-    same way (`SPAWN_GUARD`: a study's worker spawns `data prepare`'s pool). Dropping it loses nothing:
-    a spawned worker takes its path from the parent before it imports anything of the command
-    (`multiprocessing.spawn.prepare`), so only the bootstrap's imports ever read the working folder. The
-    guard is Python text, run in the child before anything is imported, since encoderlab itself may not be
-    importable there yet (or another copy of it would be). Trade-off: it relies on a stdlib internal, which
-    3.10 (security fixes only) no longer changes; and a Python child started otherwise (`python -c`/`-m`
-    by a library, not by `multiprocessing`) still has the working folder first on 3.10. encoderlab's own
-    subprocesses run in folders of their own (the assets' clients, `bench data`'s measurements).
+  * Python 3.10, which has no such switch, is not supported (it reached its end of life in October 2026;
+    pyproject's `requires-python` says >= 3.11): a guard there would have to rewrite `multiprocessing`'s
+    internal command lines. encoderlab's own subprocesses run in folders of their own (the assets'
+    clients, `bench data`'s measurements).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Iterator
 
 from encoderlab.errors import UserError
@@ -207,72 +198,15 @@ def env_nodes(world_size: int) -> int | None:
 SAFE_PATH = "PYTHONSAFEPATH"
 
 
-def has_safe_path_switch() -> bool:
-    """Whether this Python reads `PYTHONSAFEPATH` (3.11+); tests make it say no to test the 3.10 path."""
-    return hasattr(sys.flags, "safe_path")
-
-
-SPAWN_GUARD = """\
-import multiprocessing.util as _el_util
-
-
-def _el_prefix(guard):
-    return (
-        "import sys\\nif sys.path[:1] == ['']:\\n    del sys.path[0]\\n"
-        "_EL_SPAWN_GUARD = %r\\nexec(_EL_SPAWN_GUARD)\\n" % guard
-    )
-
-
-def _el_guarded(spawn, prefix):
-    def spawnv_passfds(path, args, passfds):
-        args = list(args)
-        at = args.index("-c") + 1 if "-c" in args else 0
-        if at and not args[at].startswith(prefix):
-            args[at] = prefix + args[at]
-        return spawn(path, args, passfds)
-
-    spawnv_passfds.encoderlab_unguarded = spawn
-    return spawnv_passfds
-
-
-if not hasattr(_el_util.spawnv_passfds, "encoderlab_unguarded"):
-    _el_util.spawnv_passfds = _el_guarded(_el_util.spawnv_passfds, _el_prefix(_EL_SPAWN_GUARD))
-"""
-"""Python text (run in this process, and first in every `-c` program `multiprocessing` starts from it)
-that wraps `multiprocessing.util.spawnv_passfds`: each `-c` program it starts is prefixed with the
-removal of the working folder (`''`) from the path and with this same text, so the child guards its own
-children (module docstring). Text, not a function: the child runs it before it can import anything."""
-
-
 @contextlib.contextmanager
 def children_without_working_folder() -> Iterator[None]:
     """Python processes started inside the block do not put the working folder (or their script's folder)
-    first on their path (module docstring): through `PYTHONSAFEPATH` on 3.11+, through `multiprocessing`'s
-    command lines on 3.10. A `PYTHONSAFEPATH` the user set is theirs: empty (off) is kept on every Python,
-    and any other value on 3.11+, which reads it."""
-    chosen = os.environ.get(SAFE_PATH)
-    if chosen == "" or (chosen is not None and has_safe_path_switch()):
+    first on their path (module docstring). A `PYTHONSAFEPATH` the user set, even empty (off), is theirs."""
+    if SAFE_PATH in os.environ:
         yield
-        return
-    if not has_safe_path_switch():
-        with _spawns_guarded():
-            yield
         return
     os.environ[SAFE_PATH] = "1"
     try:
         yield
     finally:
         os.environ.pop(SAFE_PATH, None)
-
-
-@contextlib.contextmanager
-def _spawns_guarded() -> Iterator[None]:
-    """`SPAWN_GUARD` installed in this process for the block (a guard already there stays)."""
-    import multiprocessing.util
-
-    before = multiprocessing.util.spawnv_passfds
-    exec(SPAWN_GUARD, {"_EL_SPAWN_GUARD": SPAWN_GUARD})  # our own constant text, never a file's
-    try:
-        yield
-    finally:
-        multiprocessing.util.spawnv_passfds = before

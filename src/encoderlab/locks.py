@@ -46,7 +46,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from encoderlab import jsonlines
@@ -330,7 +330,7 @@ def folder_lock(
     `lease`: refresh it while held, so that another host can judge this holder gone (module docstring).
     """
     use = use or lock.parent
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     me = {"pid": os.getpid(), "host": socket.gethostname(), "host_id": host_id(), "since": now, "what": what}
     if lease is not None:
         me["lease_s"] = lease.lease_s

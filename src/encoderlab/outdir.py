@@ -44,7 +44,7 @@ import errno
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from encoderlab import jsonlines
@@ -274,7 +274,7 @@ def create_output(path: Path | str, kind: str) -> Path:
     if owner(path) is None:
         from encoderlab import __version__
 
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         write_text_atomic(
             path / MARKER, json_text({"kind": kind, "version": __version__, "created": stamp}) + "\n"
         )

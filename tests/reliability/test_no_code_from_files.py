@@ -1,5 +1,5 @@
 """No file a command reads runs code: a YAML tag that builds a Python object, a dataset loading script, a
-module in the working folder that a command's worker processes (on Python 3.10 too, simulated) or `bench
+module in the working folder that a command's worker processes (and their own workers) or `bench
 data`'s measuring processes would import, and a pickled weight file under torch's
 `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`.
 
@@ -15,7 +15,6 @@ torch.compile's cache (test_compile_cache.py) and the assets' sdists (tests/data
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -81,20 +80,6 @@ sys.modules[__name__] = _standard
 """A `multiprocessing` package that records its import, then hands over to the standard one."""
 
 
-def _as_on_python_3_10(monkeypatch) -> None:
-    """Python 3.10 here: `launchenv` finds no `PYTHONSAFEPATH` switch, and every process `multiprocessing`
-    starts ignores that variable (`-E`, which leaves the working folder first, as 3.10 does)."""
-    import multiprocessing.util
-
-    from encoderlab import launchenv
-
-    monkeypatch.setattr(launchenv, "has_safe_path_switch", lambda: False, raising=False)
-    spawn = multiprocessing.util.spawnv_passfds
-    monkeypatch.setattr(
-        multiprocessing.util, "spawnv_passfds", lambda p, a, f: spawn(p, [a[0], "-E", *a[1:]], f)
-    )
-
-
 def _plant(folder: Path) -> Path:
     """A `multiprocessing/` in `folder` that writes the returned marker when imported."""
     marker = folder / "pwned"
@@ -103,17 +88,9 @@ def _plant(folder: Path) -> Path:
     return marker
 
 
-@pytest.mark.parametrize("python", ["3.11+", "3.10"])
-def test_a_module_in_the_working_folder_is_not_imported_by_a_commands_workers(
-    python, tmp_path, capsys, monkeypatch
-):
+def test_a_module_in_the_working_folder_is_not_imported_by_a_commands_workers(tmp_path, capsys, monkeypatch):
     """`data tokenizer` trains in a spawned process, `python -c ...`, which put the working folder first on
-    its path: a `multiprocessing/` there was imported in place of the standard one, and its code ran. On
-    3.10, which has no `PYTHONSAFEPATH`, it still did (`launchenv.SPAWN_GUARD` closes it there)."""
-    if python == "3.11+" and sys.version_info < (3, 11):
-        pytest.skip("PYTHONSAFEPATH came in Python 3.11")
-    if python == "3.10":
-        _as_on_python_3_10(monkeypatch)
+    its path: a `multiprocessing/` there was imported in place of the standard one, and its code ran."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
     marker = _plant(tmp_path)
@@ -127,27 +104,24 @@ def test_a_module_in_the_working_folder_is_not_imported_by_a_commands_workers(
     assert "PYTHONSAFEPATH" not in os.environ  # for the command's length only
 
 
-def test_on_python_3_10_a_workers_own_workers_are_guarded_too(tmp_path, monkeypatch):
-    """A study's worker spawns `data prepare`'s pool: the guard the command installed is not in the
-    worker's process, so each guarded program installs it again there."""
-    import multiprocessing.util
+def test_a_workers_own_workers_do_not_import_from_the_working_folder(tmp_path, monkeypatch):
+    """A study's worker spawns `data prepare`'s pool: `PYTHONSAFEPATH` reaches the worker's own workers."""
+    import multiprocessing
 
     from tests.reliability import spawn_chain
 
     from encoderlab import launchenv
 
-    _as_on_python_3_10(monkeypatch)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
     marker = _plant(tmp_path)
-    before = multiprocessing.util.spawnv_passfds
     with launchenv.children_without_working_folder():
         process = multiprocessing.get_context("spawn").Process(target=spawn_chain.child)
         process.start()
         process.join()
     assert process.exitcode == 0
     assert not marker.exists(), "a worker's worker imported the working folder's multiprocessing"
-    assert multiprocessing.util.spawnv_passfds is before  # for the command's length only
+    assert "PYTHONSAFEPATH" not in os.environ  # for the command's length only
 
 
 PLANTED_JSON = """import os, pathlib, sys
@@ -163,7 +137,7 @@ sys.modules[__name__] = _standard
 
 def test_bench_datas_measuring_process_imports_nothing_from_the_working_folder(tmp_path, monkeypatch):
     """Each `bench data` measurement runs as `python -m encoderlab.bench.data`, which put the working folder
-    first on its path where PYTHONSAFEPATH does not reach (Python 3.10; the Python API): the module's own
+    first on its path where PYTHONSAFEPATH does not reach (the Python API): the module's own
     `import json` ran a `json.py` planted there."""
     from tests.data.corpus_fixtures import corpus_records, write_jsonl
 

@@ -195,7 +195,7 @@ def _measure_floor(corpus: str, tokenizer: str) -> dict:
 
 def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: Path) -> dict:
     """One measurement in a fresh `python -m` process, run in its own `work` folder: `-m` puts the working
-    folder first on the path (Python 3.10, or the Python API without PYTHONSAFEPATH), so a `json.py` or an
+    folder first on the path (the Python API, without PYTHONSAFEPATH), so a `json.py` or an
     `encoderlab/` in the user's was imported, its code run. The package's own source folder, where it was
     found there (`cd src`), is given on PYTHONPATH instead."""
     work.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -179,7 +179,7 @@ def render_card(
         *training,
         *_tokenizer(tokenizer),
         *_evaluation(summary),
-        f"_Card written by `encoderlab export` on {datetime.now(timezone.utc):%Y-%m-%d} from `{source}`._",
+        f"_Card written by `encoderlab export` on {datetime.now(UTC):%Y-%m-%d} from `{source}`._",
     ]
     return f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body) + "\n"
 

@@ -397,7 +397,7 @@ def _manifest(spec: AssetSpec, stats: dict[str, Any], size: int) -> dict[str, An
         "chars": stats.pop("chars", None),
         "details": stats,
         "encoderlab_version": encoderlab.__version__,
-        "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "fetched_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 
 
