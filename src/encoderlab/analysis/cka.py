@@ -15,8 +15,9 @@ The centred features are scaled to a largest entry of 1 first (CKA does not see 
 magnitude overflows or underflows even in float64. A matrix that varies across texts by less than the
 rounding of its mean (`ROUNDING`, per column) is constant, and its CKA undefined: the trade-off is that a
 real variation below 1e-11 of a column's magnitude is read as none (texts of other content differ far
-more in a float32 or coarser model); a layer constant only in exact arithmetic, whose float32 rounding differs per text, is
-not caught (a tolerance of the model's precision would drop real half-precision features).
+more in a float32 or coarser model). A layer constant only in exact arithmetic, whose float32 rounding differs
+per text, is found by a float64 recheck of the suspect layers (`collapsed`; a tolerance of the model's
+precision alone would drop real half-precision features), and its CKA is undefined too.
 
 How many texts. With N texts the centred features have rank at most N - 1 and linear CKA is biased
 upwards when N is small against the width: for two unrelated Gaussian representations of widths
@@ -53,6 +54,7 @@ import torch
 from torch import nn
 
 from encoderlab.analysis.cka_report import CkaLayer, CkaReport, seed_interval
+from encoderlab.analysis.collapsed import collapsed_layers
 from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     check_finite,
@@ -63,6 +65,7 @@ from encoderlab.analysis.features import (
 )
 from encoderlab.analysis.inputs import MIN_TEXTS, Encoding, distinct_texts
 from encoderlab.errors import UserError
+from encoderlab.train.freeze import format_layers
 from encoderlab.words import count, noun
 
 PAPER2_SEEDS = (42, 43, 44)
@@ -249,6 +252,34 @@ def _checked_features(
     return feats
 
 
+def _collapsed(
+    models: dict[str, tuple[nn.Module, object]],
+    feats: dict[str, list[torch.Tensor]],
+    pool: Sequence[str],
+    encoding: Encoding,
+    labels: dict[str, str] | None,
+) -> dict[str, set[int]]:
+    """Per model, its layers constant across the texts in exact arithmetic (`collapsed.collapsed_layers`:
+    their features vary only by the model's rounding, which depends on a text's length), each named in one
+    `encoderlab: note:` line: CKA of them is undefined, where a number of the rounding was reported."""
+    found: dict[str, set[int]] = {}
+    for name, (model, tok) in models.items():
+
+        def exact(m: nn.Module, tok=tok, name=name) -> list[torch.Tensor]:
+            return pooled_features(m, tok, pool, encoding, desc=f"CKA {name} float64 recheck")
+
+        found[name] = set(collapsed_layers(model, feats[name], exact))
+        if found[name]:
+            named = f"model {name}" + (f" ({labels[name]})" if labels and name in labels else "")
+            print(
+                f"encoderlab: note: {named} is constant across the texts in {noun(len(found[name]), 'layer')} "
+                f"{format_layers(sorted(found[name]))} (in float64; in {model_dtype(model)} they vary only by "
+                "rounding, which depends on a text's length), so their CKA is undefined",
+                file=sys.stderr,
+            )
+    return found
+
+
 def _note_cut_texts(a: tuple, b: tuple, pool: Sequence[str], max_length: int) -> None:
     """One `encoderlab: note:` line on stderr when A and B have different tokenizers and `max_length` cut
     any text of `pool`: each model then reads its own first `max_length` tokens, which end at another point
@@ -307,6 +338,10 @@ def compare(
 
     ab = per_seed("A", "B")
     base = per_seed("B'", "B") if baseline else None
+    collapsed = _collapsed(models, feats, pool, encoding, labels)
+    ab[:, sorted(collapsed["A"] | collapsed["B"])] = math.nan
+    if base is not None:
+        base[:, sorted(collapsed["B'"] | collapsed["B"])] = math.nan
     floors = [chance_floor(n, fa.shape[1], fb.shape[1]) for fa, fb in zip(feats["A"], feats["B"])]
     return CkaReport(
         layers=[_layer(layer, ab, base, floors[layer], distinct, overlap) for layer in range(ab.shape[1])],

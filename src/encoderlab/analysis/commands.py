@@ -244,11 +244,20 @@ def probe_command(
                     model, tokenizer, task, encoding, seed=seed, cache_dir=cache, label=label
                 )
                 rows += probe.as_rows(source, task, layers)
-                best = max(layers, key=lambda r: r.accuracy)
-                print(f"{source} {task.name}: best layer {best.layer} ({best.accuracy:.2f}% test accuracy)")
+                print(f"{source} {task.name}: {_best_layer(layers)}")
     plots.plot_probe(rows, out / "probe")
     print(f"wrote {out}")
     return rows
+
+
+def _best_layer(layers: list[probe.ProbeLayer]) -> str:
+    """The best probed layer, or that none is defined: a layer constant across the examples has no score
+    (NaN), which `max` compared as neither larger nor smaller and could name as the best."""
+    defined = [r for r in layers if r.accuracy == r.accuracy]
+    if not defined:
+        return "no layer has a probe score (every layer is constant across the examples)"
+    best = max(defined, key=lambda r: r.accuracy)
+    return f"best layer {best.layer} ({best.accuracy:.2f}% test accuracy)"
 
 
 def curves_command(

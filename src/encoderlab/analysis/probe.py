@@ -22,6 +22,8 @@ sentence, so no sentence contributes words to two splits.
 from __future__ import annotations
 
 import json
+import math
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from encoderlab.analysis.collapsed import collapsed_layers
 from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     Encoding,
@@ -46,6 +49,8 @@ from encoderlab.errors import UserError
 from encoderlab.eval.metrics import accuracy, macro_f1
 from encoderlab.eval.tasks.custom_labels import label_name
 from encoderlab.model.fingerprint import fingerprint
+from encoderlab.train.freeze import format_layers
+from encoderlab.words import noun
 
 LAMBDAS = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 """Ridge penalties tried per layer (relative to the number of training rows)."""
@@ -322,14 +327,50 @@ def probe_model(
             f"{task.name}: the {empty[0]} split (seed {seed}) has no word that {label} reads: its sentences' "
             f"words are blank or cut off at --max-length {encoding.max_length}; give more sentences with words"
         )
-    rows = []
-    for layer in layers if layers is not None else range(len(feats)):
+    wanted = list(layers) if layers is not None else list(range(len(feats)))
+    for layer in wanted:
         if not 0 <= layer < len(feats):
             raise UserError(
                 f"layer {layer} is out of range: the model has {len(feats)} layers (0-{len(feats) - 1})"
             )
-        rows.append(probe_features(feats[layer], labels, len(task.label_names), splits, layer))
-    return rows
+    undefined = set(_collapsed(model, tokenizer, task, encoding, feats, wanted, label))
+    return [
+        undefined_row(layer, len(splits[2]))
+        if layer in undefined
+        else probe_features(feats[layer], labels, len(task.label_names), splits, layer)
+        for layer in wanted
+    ]
+
+
+def undefined_row(layer: int, n_test: int) -> ProbeLayer:
+    """The row of a layer constant across the examples: no probe of it measures anything (it predicts the
+    training split's most frequent class, or, standardising rounding noise, the examples' lengths)."""
+    return ProbeLayer(layer, math.nan, math.nan, math.nan, math.nan, n_test)
+
+
+def _collapsed(model, tokenizer, task: ProbeTask, encoding: Encoding, feats, among, label: str) -> list[int]:
+    """The layers of `among` constant across the task's examples in exact arithmetic (`collapsed`), named in
+    one `encoderlab: note:` line: their float32 features vary only by rounding that depends on an example's
+    length, which a probe standardised to unit scale and fitted (a number where none is defined)."""
+
+    def exact(m: nn.Module) -> list[torch.Tensor]:
+        if task.kind == "sequence":
+            return pooled_features(
+                m, tokenizer, task.inputs, encoding, desc=f"probe {task.name} float64 recheck"
+            )
+        return word_features(m, tokenizer, task.inputs, encoding, desc=f"probe {task.name} float64 recheck")[
+            0
+        ]
+
+    found = collapsed_layers(model, feats, exact, stored=torch.float32, among=among)
+    if found:
+        print(
+            f"encoderlab: note: {label} is constant across the examples of {task.name} in "
+            f"{noun(len(found), 'layer')} {format_layers(found)} (in float64; in its precision they vary only "
+            "by rounding, which depends on an example's length), so no probe of them is defined",
+            file=sys.stderr,
+        )
+    return found
 
 
 def as_rows(model_label: str, task: ProbeTask, layers: list[ProbeLayer]) -> list[dict]:

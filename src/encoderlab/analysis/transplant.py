@@ -38,6 +38,7 @@ all layers (finer than the paper's table).
 from __future__ import annotations
 
 import copy
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -326,8 +327,11 @@ def transplant_sweep(
 
 
 def gap_recovered(score: float, score_b: float, score_a: float) -> float | None:
-    """Share of the B -> A score gap that a transplant into B recovers (paper 2's last column)."""
-    return None if score_a == score_b else (score - score_b) / (score_a - score_b)
+    """Share of the B -> A score gap that a transplant into B recovers (paper 2's last column); none where
+    A and B score alike or a score is undefined (NaN: a last layer constant across the examples)."""
+    if score_a == score_b or any(math.isnan(x) for x in (score, score_b, score_a)):
+        return None
+    return (score - score_b) / (score_a - score_b)
 
 
 def sweep_line(row: dict) -> str:
@@ -335,6 +339,8 @@ def sweep_line(row: dict) -> str:
     its score and the share of the B -> A gap it recovers (paper 2's last column, which was only in the
     table and the figure; none where A and B score alike)."""
     scored = f"  {row['accuracy']:6.2f}" if "accuracy" in row else ""
+    if "accuracy" in row and math.isnan(row["accuracy"]):
+        scored = "  undefined (its last layer is constant across the examples)"
     gap = row.get("gap_recovered")
     return f"{row['name']:<16} {row['description']}{scored}" + (
         f"  {gap:+.0%} of the gap" if gap is not None else ""
