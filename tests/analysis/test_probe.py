@@ -40,6 +40,36 @@ def test_probe_recovers_a_planted_linear_signal_and_not_noise():
     assert probe_features(x, shuffled, 4, splits).accuracy < 45
 
 
+def _sklearn_probe(x, y, splits):
+    """The probe written out with scikit-learn: RidgeClassifier (its -1/+1 targets are an affine map of
+    one-hot ones, so the same arg-max) at alpha = lambda * n_train on StandardScaler features, lambda chosen on
+    validation accuracy with ties to the stronger penalty, as the probe's docstring says."""
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    train, val, test = splits
+    scaler = StandardScaler().fit(x[train])
+    z = scaler.transform(x)
+    best = None
+    for lam in probe_mod.LAMBDAS:
+        clf = RidgeClassifier(alpha=lam * len(train)).fit(z[train], y[train])
+        score = float(np.mean(clf.predict(z[val]) == y[val]))
+        if best is None or score >= best[0]:  # LAMBDAS ascend: an equal score moves to the larger penalty
+            best = (score, lam, clf)
+    return best[1], 100 * float(np.mean(best[2].predict(z[test]) == y[test]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_penalty_and_score_are_scikit_learns_with_ties_to_the_stronger_penalty(seed):
+    # keyed on -lambda, a tie of validation accuracies went to the weakest penalty (1e-5), against the comment
+    # beside it; weak signals on few rows tie often
+    x, y = _planted(n=80, d=12, classes=3, seed=seed)
+    x = x + np.random.default_rng(seed).normal(size=x.shape) * 8 * x.std(0)
+    splits = split_rows(len(x), seed=seed)
+    row = probe_features(x, y, 3, splits)
+    assert (row.lam, row.accuracy) == pytest.approx(_sklearn_probe(x, y, splits))
+
+
 def _write_jsonl(path, records):
     path.write_text("\n".join(json.dumps(r) for r in records))
     return str(path)

@@ -247,8 +247,9 @@ def probe_features(
     scored = []
     for lam in LAMBDAS:
         w = probe.weights(lam)
-        scored.append((accuracy(y[val].tolist(), probe.predict(x[val], w).tolist()), -lam, w))
-    val_acc, neg_lam, w = max(scored, key=lambda item: item[:2])  # ties go to the stronger penalty
+        scored.append((accuracy(y[val].tolist(), probe.predict(x[val], w).tolist()), lam, w))
+    # ties go to the stronger penalty (the larger lambda): keyed on -lambda, they went to the weakest
+    val_acc, lam, w = max(scored, key=lambda item: item[:2])
     pred = probe.predict(x[test], w).tolist()
     gold = y[test].tolist()
     return ProbeLayer(
@@ -256,7 +257,7 @@ def probe_features(
         accuracy=accuracy(gold, pred),
         macro_f1=macro_f1(gold, pred),
         val_accuracy=val_acc,
-        lam=-neg_lam,
+        lam=lam,
         n_test=len(test),
     )
 
