@@ -127,3 +127,15 @@ def test_analyze_probe_writes_null_for_a_collapsed_model_and_names_no_best_layer
     assert "no layer has a probe score" in capsys.readouterr().out
     rows = json.loads((tmp_path / "out" / "probe.json").read_text())
     assert [r["accuracy"] for r in rows] == [None, None, None]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_in_half_precision_every_layer_is_rechecked_and_only_the_collapsed_are_undefined(
+    tokenizer, texts, dtype
+):
+    # half precision's rounding is as large as real variation: the features alone cannot tell them apart
+    b = (make_model(1).to(dtype), tokenizer)
+    flat = compare((_flat(0).to(dtype), tokenizer), b, texts, n=len(texts), seeds=(42,))
+    near = compare((_flat(0, delta=1e-3).to(dtype), tokenizer), b, texts, n=len(texts), seeds=(42,))
+    assert all(math.isnan(r.cka) for r in flat.layers)
+    assert all(math.isfinite(r.cka) for r in near.layers)
