@@ -139,3 +139,19 @@ def test_in_half_precision_every_layer_is_rechecked_and_only_the_collapsed_are_u
     near = compare((_flat(0, delta=1e-3).to(dtype), tokenizer), b, texts, n=len(texts), seeds=(42,))
     assert all(math.isnan(r.cka) for r in flat.layers)
     assert all(math.isfinite(r.cka) for r in near.layers)
+
+
+def test_a_sweep_score_of_a_collapsed_last_layer_is_undefined_with_no_share_of_the_gap():
+    # the probe's NaN went on as a share of the gap (NaN, printed "+nan% of the gap") and a score "nan"
+    from encoderlab.analysis.transplant import gap_recovered, sweep_line
+
+    assert gap_recovered(math.nan, 50.0, 60.0) is None and gap_recovered(55.0, math.nan, 60.0) is None
+    row = {
+        "name": "layers-0-0",
+        "description": "layer 0 (block)",
+        "accuracy": math.nan,
+        "gap_recovered": None,
+    }
+    line = sweep_line(row)
+    assert "nan" not in line and "undefined" in line
+    assert gap_recovered(55.0, 50.0, 60.0) == 0.5
