@@ -94,3 +94,64 @@ def test_a_column_beside_pairs_that_is_no_judgment_is_read_as_before(tmp_path, c
         path.write_text(path.read_text() + "".join(f"columns:\n  {f}: {c}\n" for f, c in columns.items()))
     _, data = load_task(task_from_file(path))
     assert len(data.train) + split_size(data.val) == 30  # every row a pair (one query each), none dropped
+
+
+def _test_rows() -> list[dict]:
+    return [{"query": f"test {i}", "document": f"text {i}"} for i in range(10)]
+
+
+def _text_file(path, rows: list[dict], sep: str) -> None:
+    """`rows` as a CSV or TSV file written by hand, every cell as the text a spreadsheet saves."""
+    names = list(rows[0])
+    path.write_text(
+        "".join(sep.join(str(r[c]) for c in names) + "\n" for r in [dict(zip(names, names))] + rows)
+    )
+
+
+@pytest.mark.parametrize("suffix,sep", [("csv", ","), ("tsv", "\t")])
+@pytest.mark.parametrize(
+    "column,no,yes",
+    [("qrel", 0, 1), ("relevance_score", 0.0, 1.0), ("is_relevant", "False", "True"), ("not_relevant", 1, 0)],
+)
+def test_a_judgment_column_of_a_csv_or_tsv_is_judged_though_its_cells_are_text(
+    tmp_path, suffix, sep, column, no, yes
+):
+    """A CSV or TSV cell is read as the text written, so a judgment column under a judgment's word there
+    was text, not numbers, and never judged: its 0 rows were trained on and judged relevant, unsaid."""
+    _text_file(tmp_path / f"train.{suffix}", _judged(30, column, no, yes), sep)
+    _text_file(tmp_path / f"test.{suffix}", [{**r, column: yes} for r in _test_rows()], sep)
+    spec = {"family": "ir", "data": {"train": f"train.{suffix}", "test": f"test.{suffix}"}, "max_length": 32}
+    path = write_task_file(tmp_path, "judged.yaml", name="judged", **spec)
+    said = rf"train split, line 6 of train.{suffix}: column '{column}' holds '{no}', but it is not read: every row"
+    with pytest.raises(UserError, match=rf"^task file {path}: {said}"):
+        load_task(task_from_file(path))
+
+
+@pytest.mark.parametrize("column", ["y", "target", "Target", "gold"])
+def test_a_label_column_of_a_plain_name_is_judged(tmp_path, column):
+    """`y`, `target`, `gold`: the label column of an `(X, y)` export, with no judgment's word in its name,
+    was dropped without a word, its 0 rows trained on as positives and judged relevant in test's qrels."""
+    path = _task_file(tmp_path, _judged(30, column, 0, 1), "plain.yaml")
+    said = rf"train split, line 5 of train.jsonl: column '{column}' holds 0, but it is not read: every row"
+    with pytest.raises(UserError, match=rf"^task file {path}: {said}"):
+        load_task(task_from_file(path))
+
+
+@pytest.mark.parametrize(
+    "column,cells",
+    [
+        ("target", ["a text", "another"]),  # a bitext file's other side: data, as `relevant_passage` is
+        ("y", [1, 1]),  # every row relevant: a column of 1s passes
+        ("qid", ["7", "8"]),  # a CSV's numeric ids: not a judgment's name
+        ("is_impossible", ["True", "False"]),  # SQuAD 2's flag, written by a spreadsheet
+    ],
+)
+def test_a_csv_column_that_is_no_judgment_is_read_as_before(tmp_path, column, cells):
+    """Text under a label's plain name, a column of 1s, and numbers or flags of another name in a CSV are
+    data: every row is a relevant pair."""
+    rows = [{**r, column: cells[i % 2]} for i, r in enumerate(_rows(30))]
+    _text_file(tmp_path / "train.csv", rows, ",")
+    _text_file(tmp_path / "test.csv", [{**r, column: cells[0]} for r in _test_rows()], ",")
+    spec = {"family": "ir", "data": {"train": "train.csv", "test": "test.csv"}, "max_length": 32}
+    _, data = load_task(task_from_file(write_task_file(tmp_path, "kept.yaml", name="kept", **spec)))
+    assert len(data.train) + split_size(data.val) == 30

@@ -20,6 +20,7 @@ random draws, not stratified by label, so a small cut split may lack a rare clas
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -192,6 +193,11 @@ NEGATED_WORDS = frozenset({"not", "non", "irrelevant", "nonrelevant"})
 the others were, a `not_relevant` column of falses (every row relevant, a valid file) was refused, and an
 `irrelevant` column was not judged, so its rows of 1 were trained on as relevant pairs, unsaid. `no` is
 not one (`rel_no`: a number)."""
+LABEL_NAMES = frozenset({"y", "target", "targets", "gold", "gold_label"})
+"""Whole names (in any case) under which a column of numbers or booleans is a judgment though no word of
+`RELEVANCE_WORDS` is in it: the label column of `(X, y)` exports and of `run_glue.py`-style files. Not
+judged, a `target` column's 0 rows were trained on as positives and judged relevant, unsaid. As
+`RELEVANCE_WORDS`, a column of text under such a name is data (`target` is a bitext file's other side)."""
 RELEVANT = ("1", "1.0", "true")
 """What a judgment column's cell holds for a relevant row (`NOT_RELEVANT` where its name is negated)."""
 NOT_RELEVANT = ("0", "0.0", "false")
@@ -207,12 +213,34 @@ def _judgments(part, read: set[str]) -> dict[str, tuple[str, ...]]:
         if c in read:
             continue
         words = {w.casefold() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", c)}
-        dtype = getattr(part.features[c], "dtype", None)  # a Value's; a list or struct has none
         if c.casefold() in RELEVANCE_COLUMNS:
             out[c] = RELEVANT
-        elif words & (RELEVANCE_WORDS | NEGATED_WORDS) and dtype not in (None, "string", "large_string"):
+        elif (words & (RELEVANCE_WORDS | NEGATED_WORDS) or c.casefold() in LABEL_NAMES) and _marks(part, c):
             out[c] = NOT_RELEVANT if words & NEGATED_WORDS else RELEVANT
     return out
+
+
+def _marks(part, column: str) -> bool:
+    """Whether a column holds numbers or booleans: by its type, or, where it is text (a CSV or TSV cell is
+    read as the text written, so a `qrel` column of 0s and 1s is text there), by every non-empty cell
+    reading as one (`1`, `0.0`, `true`). Told by the type alone, such a CSV column was never judged, so
+    its 0 rows were trained on as relevant pairs, unsaid; a column of other text (`relevant_passage`)
+    stays data."""
+    dtype = getattr(part.features[column], "dtype", None)  # a Value's; a list or struct has none
+    if dtype not in ("string", "large_string"):
+        return dtype is not None
+    cells = [str(v).strip().casefold() for v in part[column] if v is not None and str(v).strip()]
+    return bool(cells) and all(_number_like(v) for v in cells)
+
+
+def _number_like(cell: str) -> bool:
+    """A text cell that reads as a number or a boolean (`1`, `-2`, `0.5`, `true`); not `nan` or `inf`."""
+    if cell in ("true", "false"):
+        return True
+    try:
+        return math.isfinite(float(cell))
+    except ValueError:
+        return False
 
 
 def refuse_relevance_columns(
