@@ -8,7 +8,7 @@ from pathlib import Path
 
 import datasets
 import pytest
-from tests.eval.fixtures import train_only_task
+from tests.eval.fixtures import train_only_task, write_jsonl
 from tests.eval.fixtures import write_task_file as _spec
 
 from encoderlab.errors import UserError
@@ -130,6 +130,47 @@ def test_a_csv_of_list_cells_is_refused_for_its_cells_before_its_size(tmp_path, 
     with pytest.raises(
         UserError, match=rf"^task file {re.escape(str(path))}: train split, line 2 of train.csv: {pattern}"
     ):
+        load_task(task_from_file(path))
+
+
+@pytest.mark.parametrize(
+    "family,train,test,pattern",
+    [
+        (
+            "tc",
+            {"tokens": ["Paris", "is"], "tags": ["B-LOC", "O"]},
+            {"tokens": "Rome is", "tags": "B-LOC O"},
+            r"a row's tokens and tags must both be lists, got 'Rome is'",
+        ),
+        (
+            "qa",
+            {
+                "question": "Where?",
+                "context": "Paris is",
+                "answers": {"text": ["Paris"], "answer_start": [0]},
+            },
+            {"question": "Where?", "context": "Rome is", "answers": "Rome"},
+            r"a row's answers must be SQuAD's .*, got 'Rome'",
+        ),
+    ],
+    ids=["tc", "qa"],
+)
+def test_a_test_file_of_text_cells_is_refused_before_a_one_row_train_file_is(
+    tmp_path, family, train, test, pattern
+):
+    """A right one-row train file beside a test file whose lists are texts: the test file can never be read,
+    at any number of train rows, so its cells are the first thing to fix; it was told to add train rows
+    ("data.validation_fraction 0.05 of the 1 train example leaves none"), and named only after."""
+    write_jsonl(tmp_path / "train.jsonl", [train])
+    write_jsonl(tmp_path / "test.jsonl", [test, test])
+    path = _spec(tmp_path, name="one", family=family, data={"train": "train.jsonl", "test": "test.jsonl"})
+    with pytest.raises(
+        UserError, match=rf"^task file {re.escape(str(path))}: test split, line 1 of test.jsonl: {pattern}"
+    ):
+        load_task(task_from_file(path))
+    (tmp_path / "test.jsonl").unlink()
+    write_jsonl(tmp_path / "test.jsonl", [train])  # the test file fixed: the size is said next
+    with pytest.raises(UserError, match=r"of the 1 train example leaves none to train on"):
         load_task(task_from_file(path))
 
 

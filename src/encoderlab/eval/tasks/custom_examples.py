@@ -101,12 +101,15 @@ LIST_FIELDS = {"tc": ("tokens", "tags"), "qa": ("answers",)}
 
 
 def refuse_text_cells(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> None:
-    """Refuse, before train is cut (`load_splits`' `before_cut`), a train split whose tc tokens and tags or
-    qa answers are read as plain values (a CSV or TSV cell is one text), naming its first row with the
-    family's own row check (`tc_shape`, `qa_row`). Checked after the cut only, a one-row train CSV was
-    refused as "data.validation_fraction 0.05 of the 1 train example leaves none to train on; lower it or
-    add examples", and a user who added rows learnt only then that the file could never be read. A
-    column's type is every row's, so its first row stands for them all. Another split's are refused by
+    """Refuse, before train is cut (`load_splits`' `before_cut`), a split whose tc tokens and tags or qa
+    answers are read as plain values (a CSV or TSV cell is one text; a JSON string), naming its first row
+    with the family's own row check (`tc_shape`, `qa_row`). Checked after the cut only, a one-row train CSV
+    was refused as "data.validation_fraction 0.05 of the 1 train example leaves none to train on", and a
+    user who added rows learnt only then that the file could never be read. Every split read is checked
+    here, train first, then validation and test (the files' order, `file_order`): a right one-row train
+    beside a test split of text cells was told to add train rows first, though the test file could never be
+    read, and rewriting it (in JSON lines, which its train file must then match) is the fix to make first.
+    A column's type is every row's, so its first row stands for them all; a split of list cells is left to
     every row's checks (`examples`), after train's rows, so the first bad row of the data is named."""
     fields = LIST_FIELDS.get(spec.family, ())
     if not fields:
@@ -114,9 +117,10 @@ def refuse_text_cells(spec: TaskSpec, found: dict, places: dict[str, RowPlaces],
     scalar = import_datasets().Value
     col = {f: spec.columns.get(f, f) for f in COLUMNS[spec.family]}  # every split has them (checked)
     check = tc_shape if spec.family == "tc" else qa_row
-    train = found["train"]  # the split a cut takes from, and the first in file order (`file_order`)
-    if train.num_rows and any(isinstance(train.features[col[f]], scalar) for f in fields):
-        check({f: train[0][c] for f, c in col.items()}, f"{where}: {places['train'].of('train', 0)}")
+    for split in (s for s in SPLITS if s in found):  # train, the split a cut takes from, first
+        part = found[split]
+        if part.num_rows and any(isinstance(part.features[col[f]], scalar) for f in fields):
+            check({f: part[0][c] for f, c in col.items()}, f"{where}: {places[split].of(split, 0)}")
 
 
 def _labelled(
