@@ -293,6 +293,7 @@ NAMED = {
     "task-file-positive-label-without-f1": "tests.eval.test_binary_f1::test_an_f1_the_task_does_not_fit_is_one_line_before_anything_is_written",
     "task-file-qa-answers-shape": "tests.eval.test_custom_label_kinds::test_qa_answers_not_in_squads_shape_are_one_line",
     "task-file-label-ids-out-of-range": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
+    "task-file-hidden-labels-in-file": "tests.eval.test_task_hidden_labels::test_the_command_refuses_in_the_documented_line_and_writes_nothing",
     "task-file-label-ids-beside-names": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
     "task-file-label-ids-beside-unknown": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
     "task-file-fraction-leaves-no-train": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",

@@ -200,6 +200,15 @@ HIDDEN_FIX = {
 }
 
 
+HIDDEN_LABEL_FIX = (
+    "-1 is how a dataset writes a label it does not publish (GLUE's test splits, exported as run_glue.py "
+    "reads them), and such rows cannot be scored: name a labelled file for the split, or cut test from train "
+    "with data.test_fraction"
+)
+"""The fix of a plain -1 label outside the label set (a local export's hidden labels; a class-label
+column's are `refuse_hidden_labels`')."""
+
+
 def class_of(value, names: tuple[str, ...]):
     """A class-label cell (an id, or a list of ids for tags and label sets) as its column's class names, so
     a task file's `labels:` is matched by name: read as positions in `labels:`, ids of another order (or
@@ -318,8 +327,12 @@ def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str
     if bad is not None:
         raise UserError(
             f"{where}: the label column {column!r} holds class ids, read as positions in `labels:`, but "
-            f"{bad[0]} ({at(bad[1])}) is not one of 0 to {len(labels) - 1}; name every class in `labels:` in id "
-            "order, or fix the data"
+            f"{bad[0]} ({at(bad[1])}) is not one of 0 to {len(labels) - 1}; "
+            + (
+                "name every class in `labels:` in id order, or fix the data"
+                if bad[0] != -1
+                else HIDDEN_LABEL_FIX
+            )
         )
     return True
 
@@ -363,11 +376,9 @@ def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
             "of names; write every split's labels in one form: as names, or as ids (positions) with the "
             "classes listed in `labels:` in id order"
         )
-    if name is None:
-        raise UserError(
-            f"{where}: label {label_name(value)!r} is not in the label set {list(labels)}; add it to "
-            "`labels:` or fix the data"
-        )
+    if name is None:  # -1 added to `labels:`, as told, became a class no row trains on, scored always wrong
+        fix = "add it to `labels:` or fix the data" if whole(value) != -1 else HIDDEN_LABEL_FIX
+        raise UserError(f"{where}: label {label_name(value)!r} is not in the label set {list(labels)}; {fix}")
     return labels.index(name)
 
 

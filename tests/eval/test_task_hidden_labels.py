@@ -1,0 +1,61 @@
+"""A local test file whose labels are -1, the mark of labels a dataset does not publish (GLUE's test splits,
+as a `run_glue.py` user's export writes them beside labelled train rows). The refusal told the user to add
+-1 to `labels:`, which made it a class no training row has: every test row scored wrong, unsaid. It now
+says what -1 is and the two fixes (a labelled file, or a test cut from train)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from tests.eval.fixtures import write_csv, write_jsonl, write_task_file
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.custom import task_from_file
+from encoderlab.eval.tasks.registry import load_task
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+
+
+def _task(tmp_path, suffix: str, labels: list[str] | None):
+    """Train rows of ids 0 and 1, a test file of -1s, in `suffix` files; `labels:` where given."""
+    write = write_csv if suffix == "csv" else write_jsonl
+    write(
+        tmp_path / f"train.{suffix}",
+        [{"text": f"train {w} {i}", "label": i % 2} for i, w in enumerate(WORDS * 5)],
+    )
+    write(tmp_path / f"test.{suffix}", [{"text": f"test {w}", "label": -1} for w in WORDS])
+    spec = {"family": "sc", "data": {"train": f"train.{suffix}", "test": f"test.{suffix}"}}
+    return write_task_file(
+        tmp_path, "glue.yaml", name="glue", **spec, **({"labels": labels} if labels else {})
+    )
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+@pytest.mark.parametrize("labels", [None, ["neg", "pos"]], ids=["names-from-train", "ids-in-labels"])
+def test_a_test_file_of_minus_one_labels_is_told_it_is_unpublished_not_to_add_the_class(
+    tmp_path, suffix, labels
+):
+    path = _task(tmp_path, suffix, labels)
+    with pytest.raises(UserError) as refused:
+        load_task(task_from_file(path))
+    said = str(refused.value)
+    assert said.startswith(f"task file {path}: ") and "\n" not in said
+    assert re.search(r"-1 is how a dataset writes a label it does not publish .*data\.test_fraction$", said)
+    assert "add it to `labels:`" not in said and "name every class in `labels:`" not in said
+
+
+def test_the_command_refuses_in_the_documented_line_and_writes_nothing(tmp_path, capsys):
+    """`encoderlab eval` of such a task file: exit 2, docs/errors.md's line, no output folder."""
+    from tests.eval.fixtures import model_folder
+
+    path = _task(tmp_path, "csv", None)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--lrs", "1e-4", "--seeds", "0"]
+    code, err = cli([*argv, "--out", tmp_path / "e"], capsys)
+    assert_one_line(code, err, r"label '-1' is not in the label set \['0', '1'\]; -1 is how a dataset writes")
+    assert_printed_as_documented("task-file-hidden-labels-in-file", err, tmp_path)
+    assert not (tmp_path / "e").exists()
