@@ -14,7 +14,8 @@ refusal of what the cache lacks offline), `hublayout` (a loaded dataset's splits
 Task files: `custom` (a YAML task spec turned into a `Task`), `custom_family`, `custom_data` (the
 `data:` section and its three splits), `localfiles` (local data files and `--task-file` folders),
 `custom_examples`, `custom_labels` and `custom_rows` (rows into examples, each cell checked),
-`rowplaces` (where a refused row is), `beir` and `irpairs` (retrieval data in BEIR's layout, and a
+`rowplaces` (where a refused row is), `nestedcolumns` (a column named by a dotted path into a nested
+field), `beir` and `irpairs` (retrieval data in BEIR's layout, and a
 pairs file to train on). What a task is (`Task`, the per-family options) lives in `encoderlab.eval.spec`.
 """
 

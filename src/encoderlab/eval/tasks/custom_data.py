@@ -33,6 +33,7 @@ from encoderlab.eval.tasks.hub import load_hub
 from encoderlab.eval.tasks.hubexport import export_source
 from encoderlab.eval.tasks.hubsource import HubSource
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
+from encoderlab.eval.tasks.nestedcolumns import lift_nested
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_order, file_places, hub_places
 from encoderlab.eval.tasks.splits import composed, cut_size, split_role
 from encoderlab.paths import found_in_cwd_instead
@@ -114,6 +115,7 @@ def load_splits(
                     + (", or data.test_fraction to cut it from train)" if s == "test" else ")")
                 )
         found, places = read_local(files, base, where)
+    lift_nested(found, columns, where)  # `columns: {text: meta.text}`: a nested field, as a column
     require_split_columns(found, places, columns, where)
     if before_cut is not None:
         before_cut(found, places)
