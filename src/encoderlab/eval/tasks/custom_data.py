@@ -231,8 +231,13 @@ def _marks(part, column: str) -> bool:
     dtype = getattr(part.features[column], "dtype", None)  # a Value's; a list or struct has none
     if dtype not in ("string", "large_string"):
         return dtype is not None
-    cells = [str(v).strip().casefold() for v in part[column] if v is not None and str(v).strip()]
-    return bool(cells) and all(_number_like(v) for v in cells)
+    filled = False
+    for value in part[column]:  # the first other text ends the look: a passage column is not read through
+        cell = "" if value is None else str(value).strip().casefold()
+        if cell and not _number_like(cell):
+            return False
+        filled = filled or bool(cell)
+    return filled
 
 
 def _number_like(cell: str) -> bool:

@@ -105,21 +105,23 @@ def refuse_text_cells(spec: TaskSpec, found: dict, places: dict[str, RowPlaces],
     answers are read as plain values (a CSV or TSV cell is one text; a JSON string), naming its first row
     with the family's own row check (`tc_shape`, `qa_row`). Checked after the cut only, a one-row train CSV
     was refused as "data.validation_fraction 0.05 of the 1 train example leaves none to train on", and a
-    user who added rows learnt only then that the file could never be read. Every split read is checked
-    here, train first, then validation and test (the files' order, `file_order`): a right one-row train
-    beside a test split of text cells was told to add train rows first, though the test file could never be
-    read, and rewriting it (in JSON lines, which its train file must then match) is the fix to make first.
-    A column's type is every row's, so its first row stands for them all; a split of list cells is left to
-    every row's checks (`examples`), after train's rows, so the first bad row of the data is named."""
+    user who added rows learnt only then that the file could never be read. Every split read is checked,
+    not train's alone: a right one-row train file beside a test file of text cells was told to add train
+    rows first, though the test file could never be read. A column's type is every row's, so its first
+    row stands for them all; the rows of the splits before it in file order (`file_order`: train, then
+    validation, then test) are checked first, so the first bad row of the data is still the one named."""
     fields = LIST_FIELDS.get(spec.family, ())
     if not fields:
         return
     scalar = import_datasets().Value
     col = {f: spec.columns.get(f, f) for f in COLUMNS[spec.family]}  # every split has them (checked)
     check = tc_shape if spec.family == "tc" else qa_row
-    for split in (s for s in SPLITS if s in found):  # train, the split a cut takes from, first
+    read = [s for s in SPLITS if s in found]
+    for k, split in enumerate(read):
         part = found[split]
         if part.num_rows and any(isinstance(part.features[col[f]], scalar) for f in fields):
+            for s, i in file_order(places, read[:k]):  # an earlier split's bad row comes first
+                check({f: found[s][i][c] for f, c in col.items()}, f"{where}: {places[s].of(s, i)}")
             check({f: part[0][c] for f, c in col.items()}, f"{where}: {places[split].of(split, 0)}")
 
 
