@@ -330,3 +330,17 @@ def test_hub_fields_beside_local_files_are_refused(tmp_path, capsys):
         UserError, match=r": data.config, data.revision: read only with data.hub; .*drop them$"
     ):
         task_from_file(tmp_path / "task.yaml")
+
+
+def test_a_right_train_file_beside_a_csv_test_file_is_told_which_kind_to_write(tmp_path):
+    """A tc train.jsonl beside a test.csv: one kind is the first fix, and the line says which, as a CSV cell
+    cannot hold the tc lists; "one kind" alone sent a user to convert train.jsonl to CSV, then refused."""
+    write_jsonl(tmp_path / "train.jsonl", [{"tokens": ["Paris", "is"], "tags": ["B-LOC", "O"]}])
+    (tmp_path / "test.csv").write_text("tokens,tags\nRome is,B-LOC O\n")
+    path = _spec(tmp_path, name="one", family="tc", data={"train": "train.jsonl", "test": "test.csv"})
+    with pytest.raises(UserError) as refused:
+        load_task(task_from_file(path))
+    assert str(refused.value).endswith(
+        "one kind (got train train.jsonl, test test.csv); a CSV or TSV cell is one text, so write them all as "
+        "JSON lines or parquet"
+    )

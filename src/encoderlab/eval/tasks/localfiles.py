@@ -130,7 +130,10 @@ def builder_of(paths: dict[str, Path], where: str) -> str:
     }
     if None in kinds or len(kinds) != 1:
         found = ", ".join(f"{split} {p.name}" for split, p in paths.items())
-        raise UserError(f"{where}: data files must all be {KINDS}, one kind (got {found})")
+        # which way to convert: a CSV or TSV cell is one text, so a file of lists cannot become one
+        nested = {".csv", ".tsv"} & kinds and kinds - {".csv", ".tsv", None}
+        hint = "; a CSV or TSV cell is one text, so write them all as JSON lines or parquet" if nested else ""
+        raise UserError(f"{where}: data files must all be {KINDS}, one kind (got {found}){hint}")
     kind = kinds.pop()
     return BUILDERS.get(kind, kind)
 
