@@ -28,8 +28,9 @@ non-empty one without `replace` makes the rename fail, so nothing is overwritten
 `replace_folder` is the last step alone, for writers that manage a resumable temporary folder
 themselves (`prepare`).
 
-A full disk is always an `OSError(ENOSPC)` naming the folder when it leaves `atomic_folder`, even
-when a library reported it as its own exception, so the CLI gives its one line and exit code 3.
+A full disk (or a spent quota, or a file past the size limit: `errors.NO_ROOM`) is always an `OSError` with
+its errno, naming the folder, when it leaves `atomic_folder`, even when a library reported it as its own
+exception (`errors.no_room`), so the CLI gives its one line and exit code 3.
 
 The trade-off: a replaced folder is removed before the new one is renamed into place, so a crash in
 that instant leaves only the `.tmp` sibling (never a mix of old and new); a swap through a third
@@ -51,7 +52,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, no_room
 
 PARTIAL = ".encoderlab-partial"
 """Empty marker file inside a temporary sibling that `atomic_folder` made (so a leftover is ours)."""
@@ -188,8 +189,9 @@ def atomic_folder(
     except BaseException as exc:
         if not (keep_on_interrupt and not isinstance(exc, Exception)):
             shutil.rmtree(tmp, ignore_errors=True)
-        if _is_disk_full(exc):
-            raise OSError(errno.ENOSPC, "No space left on device", str(tmp)) from exc
+        room = no_room(exc)
+        if room is not None and not isinstance(exc, OSError):  # a library's own exception for it
+            raise OSError(room.errno, room.strerror, str(tmp)) from exc
         raise
 
 
@@ -274,12 +276,6 @@ def check_sibling(path: Path, tmp: Path | None = None) -> Path:
         if writer.get("pid") != os.getpid() and holder_alive(writer):
             raise UserError(_busy_message(path, tmp))  # a live writer's, not a leftover
     return tmp
-
-
-def _is_disk_full(exc: BaseException) -> bool:
-    """A full disk reported by a library as its own exception (safetensors' SafetensorError says
-    "I/O error: No space left on device (os error 28)"); an OSError already says ENOSPC itself."""
-    return not isinstance(exc, OSError) and isinstance(exc, Exception) and "os error 28" in str(exc)
 
 
 def cached_arrays(path: Path | None, compute: Any, what: str = "cache", check: Any = None) -> dict:

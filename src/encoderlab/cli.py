@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from encoderlab.errors import UserError, file_in_the_way, warnings_as_notes
+from encoderlab.errors import NO_ROOM, UserError, file_in_the_way, no_room, warnings_as_notes
 from encoderlab.interrupts import (
     INTERRUPTED,
     forget_outputs,
@@ -320,17 +320,7 @@ def _run(args: list[str]) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)  # 128 + SIGPIPE, what a shell reports for a process a closed pipe ended
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            print(
-                f"encoderlab: error: disk full while writing {exc.filename or 'output'}; free space and "
-                + (
-                    "rerun with --resume (completed work is kept)"
-                    if _is_pretrain(args)
-                    else "rerun (completed work is kept and resumes)"
-                ),
-                file=sys.stderr,
-            )
-            sys.exit(3)
+        _exit_if_no_room(exc, args)
         if exc.errno not in _PATH_ERRORS:
             raise
         print(f"encoderlab: error: {_unusable_path(exc)}", file=sys.stderr)
@@ -338,11 +328,32 @@ def _run(args: list[str]) -> None:
     except KeyboardInterrupt:
         _interrupted(args)
     except RuntimeError as exc:
+        _exit_if_no_room(exc, args)
         # A Ctrl-C (or SIGTERM) landing in a class body's `__set_name__` while torch imports (the first
         # seconds of a command) reaches here wrapped: "RuntimeError: Error calling __set_name__", a traceback.
         if not isinstance(exc.__cause__, KeyboardInterrupt):
             raise
         _interrupted(args)
+    except Exception as exc:  # a Rust library's own exception for a full disk (`errors.no_room`)
+        _exit_if_no_room(exc, args)
+        raise
+
+
+def _exit_if_no_room(exc: Exception, args: list[str]) -> None:
+    """Exit 3 with one line when `exc` is a write that found no room (`errors.no_room`: a full disk, a spent
+    quota, a file past the size limit); return otherwise."""
+    room = no_room(exc)
+    if room is None:
+        return
+    said, fix = NO_ROOM[room.errno]
+    where = room.filename or "output"
+    again = (
+        "rerun with --resume (completed work is kept)"
+        if _is_pretrain(args)
+        else "rerun (completed work is kept and resumes)"
+    )
+    print(f"encoderlab: error: {said} while writing {where}; {fix} and {again}", file=sys.stderr)
+    sys.exit(3)
 
 
 _said: list[bool] = []

@@ -8,6 +8,9 @@ alone and exits non-zero; anything else is a bug in encoderlab and keeps its tra
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator
@@ -42,6 +45,32 @@ class DiskFull(UserError):
     the CLI gives an `OSError(ENOSPC)` from anywhere the same code)."""
 
     exit_code = 3
+
+
+NO_ROOM = {
+    errno.ENOSPC: ("disk full", "free space"),
+    errno.EDQUOT: ("disk quota exceeded", "free space within your quota"),
+    errno.EFBIG: (
+        "file too large",
+        "raise the file size limit (`ulimit -f`) or write to a disk that holds larger files",
+    ),
+}
+"""The write failures that mean no room for the output, not a bad path: (what happened, its fix). Each is
+`DiskFull`'s exit 3, and what was completed is kept: a spent quota (EDQUOT, common on a cluster's home) and
+a file past the size limit (EFBIG: `ulimit -f`, or FAT32's 4 GiB) were tracebacks outside a study."""
+
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def no_room(exc: BaseException) -> OSError | None:
+    """`exc` as the `OSError` of a write that found no room (`NO_ROOM`), else None. A library written in Rust
+    reports one as its own exception, "... No space left on device (os error 28)" (safetensors'
+    SafetensorError, tokenizers' bare Exception), which is taken for the OSError it is."""
+    if isinstance(exc, OSError):
+        return exc if exc.errno in NO_ROOM else None
+    found = _RUST_OS_ERROR.search(str(exc)) if isinstance(exc, Exception) else None
+    code = int(found.group(1)) if found else None
+    return OSError(code, os.strerror(code)) if code in NO_ROOM else None
 
 
 class WrongType(UserError):

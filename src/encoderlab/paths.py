@@ -3,13 +3,12 @@ user's folder holds (`visible_entries`: hidden names left out, as the shell's `*
 
 from __future__ import annotations
 
-import errno
 import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from encoderlab.errors import UserError
+from encoderlab.errors import NO_ROOM, UserError
 
 
 def typed(path: str | os.PathLike) -> str:
@@ -55,7 +54,7 @@ def _make(folder: Path, what: str, fix: str, create: bool = True) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:  # disk full: exit 3, as everywhere
+        if exc.errno in NO_ROOM:  # disk full, quota spent: exit 3, as everywhere
             raise
         why = dangling if folder.is_symlink() else exc.strerror
         raise UserError(f"{what} cannot be made a folder ({why}); {fix}") from None

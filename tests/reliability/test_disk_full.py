@@ -4,7 +4,9 @@ free space and rerun (completed work is kept and resumes)"), and the rerun then 
 The full disk is simulated where each command writes its bytes (ENOSPC raised from inside the write,
 as the kernel reports it). pretrain and export are in test_hostile_pretrain.py, test_hostile_inputs.py
 and test_output_folders.py (there also on a real 64 KiB tmpfs); this file covers prepare, merge and
-eval. Before, `data prepare` and `data merge` reported a full disk as bad input (exit 2).
+eval. Before, `data prepare` and `data merge` reported a full disk as bad input (exit 2). A spent quota
+(EDQUOT) and a file past the size limit (EFBIG: `ulimit -f`, here a real RLIMIT_FSIZE) are no room
+either (`errors.NO_ROOM`): they were tracebacks outside a study.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import errno
 import json
 import os
 import re
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,9 +52,9 @@ def _prepare(corpus, out: Path, *extra) -> list:
             "--decontaminate", "none", "--workers", "1", *extra]  # fmt: skip
 
 
-def _full_disk_in_writes(monkeypatch) -> None:
+def _full_disk_in_writes(monkeypatch, full_error: OSError = FULL) -> None:
     def full(self, tokens, lengths):
-        raise FULL
+        raise full_error
 
     monkeypatch.setattr(prep.SplitWriter, "append", full)
 
@@ -106,3 +111,62 @@ def test_eval_disk_full_is_exit_3_and_the_rerun_resumes(tmp_path, capsys, monkey
     assert cli(argv, capsys)[0] == 0
     lines = (tmp_path / "e" / "results.jsonl").read_text().splitlines()
     assert len(lines) == 2 and all(json.loads(line)["seed"] in (0, 1) for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("code", "said", "fix"),
+    [(errno.EDQUOT, "disk quota exceeded", "free space within your quota"),
+     (errno.EFBIG, "file too large", r"raise the file size limit \(`ulimit -f`\) or write to a disk that holds larger files")],
+)  # fmt: skip
+def test_a_spent_quota_or_file_size_limit_is_exit_3_and_the_rerun_completes(
+    corpus, tmp_path, capsys, monkeypatch, code, said, fix
+):
+    out = tmp_path / "data"
+    assert cli(_prepare(corpus, out, "--shard", "0/1"), capsys)[0] == 0  # for the merge below
+    runs = (
+        (_prepare(corpus, tmp_path / "other"), "preparing"),
+        (["data", "merge", "--out", out], "merging into"),
+    )
+    for argv, where in runs:
+        with monkeypatch.context() as mp:
+            _full_disk_in_writes(mp, OSError(code, os.strerror(code), "tokens.bin"))
+            exit_code, err = cli(argv, capsys)
+        assert_exit_3(exit_code, err, rf"{said} while {where} .*; .*{fix} and (rerun|run `data merge` again)")
+    assert not (tmp_path / "other").exists() and not out.exists() and not out.with_name("data.tmp").exists()
+    assert cli(["data", "merge", "--out", out], capsys)[0] == 0
+    assert (out / "meta.json").is_file()
+
+
+def test_a_real_file_size_limit_is_one_line_and_leaves_nothing(corpus, tmp_path):
+    """RLIMIT_FSIZE (`ulimit -f`) in a child: Python ignores SIGXFSZ, so a write past it fails with EFBIG,
+    raised by tokenizers (Rust: "File too large (os error 27)") or by the token writer, whichever writes
+    first. Both were tracebacks."""
+    src, tok = corpus
+    big = tmp_path / "big.jsonl"  # 20 copies: tokens.bin outgrows the tokenizer's file (about 12 KB)
+    big.write_text(
+        "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(vocabulary_texts() * 20))
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    for limit in (4096, 16384):  # inside the tokenizer's file, then inside tokens.bin
+        out = tmp_path / f"data{limit}"
+        res = subprocess.run(
+            [sys.executable, "-m", "encoderlab.cli", *map(str, _prepare((big, tok), out))],
+            capture_output=True, text=True, env=env, cwd=tmp_path,
+            preexec_fn=lambda limit=limit: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+        )  # fmt: skip
+        assert_exit_3(
+            res.returncode, res.stderr, r"file too large while preparing .*raise the file size limit"
+        )
+        assert not out.exists() and not out.with_name(out.name + ".tmp").exists(), res.stderr
+
+
+def test_no_room_reads_a_rust_librarys_own_exception():
+    from encoderlab.errors import no_room
+
+    for code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        message = f"Error while serializing: I/O error: {os.strerror(code)} (os error {code})"
+        assert no_room(Exception(message)).errno == code  # safetensors', tokenizers' own exceptions
+        assert no_room(OSError(code, os.strerror(code))).errno == code
+    assert no_room(OSError(errno.EACCES, "Permission denied")) is None  # a path to fix: exit 2 elsewhere
+    assert no_room(Exception("Error while serializing: some other failure (os error 13)")) is None
+    assert no_room(KeyboardInterrupt()) is None

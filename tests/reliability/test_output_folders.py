@@ -130,15 +130,23 @@ def exportable(tmp_path, capsys):
     return tmp_path / "run"
 
 
-def test_disk_full_during_export_is_exit_3_and_leaves_nothing(exportable, tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [(FULL, "disk full while writing .*hf.tmp.*; free space and rerun"),
+     (FULL.replace("No space left on device (os error 28)", "Disk quota exceeded (os error 122)"),
+      "disk quota exceeded while writing .*hf.tmp.*; free space within your quota and rerun")],
+)  # fmt: skip
+def test_disk_full_during_export_is_exit_3_and_leaves_nothing(
+    exportable, tmp_path, capsys, monkeypatch, message, said
+):
     import safetensors.torch
 
     def full(*args, **kwargs):
-        raise SafetensorError(FULL)
+        raise SafetensorError(message)
 
     monkeypatch.setattr(safetensors.torch, "save_file", full)  # the export's own writer reads it from there
     code, err = cli(["export", exportable, "--out", tmp_path / "hf"], capsys)
-    assert_one_line(code, err, r"disk full while writing .*hf.tmp.*; free space and rerun", exit_code=3)
+    assert_one_line(code, err, said, exit_code=3)
     assert not (tmp_path / "hf").exists() and not (tmp_path / "hf.tmp").exists()
 
 

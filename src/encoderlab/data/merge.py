@@ -17,7 +17,6 @@ A merge that is interrupted leaves `OUT.tmp` and starts that copy over when run 
 
 from __future__ import annotations
 
-import errno
 import logging
 import re
 import shutil
@@ -34,7 +33,7 @@ from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, re
 from encoderlab.data.prepmetrics import first_removed, first_skipped
 from encoderlab.data.shard import merged_folder
 from encoderlab.data.target import KIND, check_target
-from encoderlab.errors import DiskFull, UserError
+from encoderlab.errors import NO_ROOM, DiskFull, UserError, no_room
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, check_named, create_output
 from encoderlab.paths import typed
@@ -317,13 +316,13 @@ def _merge_locked(out: Path, parts: list[Path], metas: list[dict], recipe: dict)
         if out.exists():  # empty but for outdir's marker (check_target)
             (out / MARKER).unlink(missing_ok=True)
         replace_folder(tmp, out)  # POSIX rename: replaces an empty folder, fails on anything more
-    except OSError as exc:
+    except Exception as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        if exc.errno == errno.ENOSPC:
-            raise DiskFull(
-                f"disk full while merging into {out}; free space and run `data merge` again"
-            ) from None
-        raise
+        room = no_room(exc)
+        if room is None:
+            raise
+        said, fix = NO_ROOM[room.errno]
+        raise DiskFull(f"{said} while merging into {out}; {fix} and run `data merge` again") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

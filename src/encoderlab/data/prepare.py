@@ -50,7 +50,6 @@ its datasets in the same process, and a paper's 128k vocabulary took about a sec
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import itertools
 import logging
@@ -102,7 +101,7 @@ from encoderlab.data.resume import PROGRESS, Chain, read_progress, write_progres
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, local_paths, recorded_on_error
 from encoderlab.data.target import KIND, check_target, target_folder
-from encoderlab.errors import DiskFull, UserError
+from encoderlab.errors import NO_ROOM, DiskFull, UserError, no_room
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, create_output, missing_folders, remove_folders
 
@@ -349,15 +348,17 @@ def _tokenize(job: _Job, out: Path, not_fetched: list[str]) -> None:
             (out / MARKER).unlink(missing_ok=True)
         replace_folder(tmp, out)  # POSIX rename: replaces an empty folder, fails on anything more
         done = True
-    except OSError as exc:
-        if exc.errno != errno.ENOSPC:
+    except Exception as exc:
+        room = no_room(exc)
+        if room is None:
             raise
+        said, fix = NO_ROOM[room.errno]
         kept = (
-            f"the work up to the last checkpoint is kept in {tmp}: free space and rerun to resume (or delete it)"
+            f"the work up to the last checkpoint is kept in {tmp}: {fix} and rerun to resume (or delete it)"
             if (tmp / PROGRESS).exists()
-            else "the partial output was removed, free space and rerun"
+            else f"the partial output was removed, {fix} and rerun"
         )
-        raise DiskFull(f"disk full while preparing {out} ({exc.filename or 'output'}); {kept}") from None
+        raise DiskFull(f"{said} while preparing {out} ({room.filename or 'output'}); {kept}") from None
     finally:
         if not done and not (tmp / PROGRESS).exists():
             shutil.rmtree(tmp, ignore_errors=True)
