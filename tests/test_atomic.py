@@ -34,6 +34,53 @@ def test_folder_is_removed_on_an_exception_and_the_old_one_is_untouched(tmp_path
     assert not tmp.exists() and (old / "keep.txt").read_text() == "old"
 
 
+def _contents(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in folder.iterdir() if p.name != atomic.PARTIAL}
+
+
+def test_a_ctrl_c_while_the_old_folder_is_removed_leaves_it_or_the_new_one_whole(tmp_path, monkeypatch):
+    """Ctrl-C landing in the removal of the folder a replace takes the place of (seconds for a model), after
+    one of its files went: was half the old folder at `out`, and the complete new one removed."""
+    import shutil
+
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("a", "b", "c"):
+        (out / name).write_text("old")
+    real, calls = shutil.rmtree, []
+
+    def interrupted(folder, *args, **kwargs):
+        calls.append(folder)
+        files = sorted(Path(folder).glob("[abc]")) if Path(folder).is_dir() else []
+        if len(calls) == 1 and files and files[0].read_text() == "old":
+            files[0].unlink()
+            raise KeyboardInterrupt
+        real(folder, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", interrupted)
+    with pytest.raises(KeyboardInterrupt), atomic_folder(out, replace=True) as tmp:
+        for name in ("a", "b"):
+            (tmp / name).write_text("new")
+    monkeypatch.undo()
+    assert _contents(out) in ({"a": "old", "b": "old", "c": "old"}, {"a": "new", "b": "new"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no sibling left
+
+
+def test_a_replace_killed_while_removing_the_old_folder_is_cleaned_up_by_the_next(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    killed = tmp_path / ".out.999999.replaced.tmp"  # what a SIGKILL in the removal leaves
+    killed.mkdir()
+    (killed / atomic.PARTIAL).touch()
+    (killed / "a").write_text("old")
+    mine = tmp_path / ".out.1.replaced.tmp"  # a user's folder of that name, without the marker: kept
+    mine.mkdir()
+    (mine / "keep").write_text("x")
+    with atomic_folder(out, replace=True) as tmp:
+        (tmp / "a").write_text("new")
+    assert _contents(out) == {"a": "new"} and not killed.exists() and _contents(mine) == {"keep": "x"}
+
+
 def test_an_interruption_removes_the_folder_unless_asked_to_keep_it(tmp_path):
     with pytest.raises(KeyboardInterrupt), atomic_folder(tmp_path / "out") as tmp:
         raise KeyboardInterrupt

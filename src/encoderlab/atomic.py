@@ -32,9 +32,11 @@ A full disk (or a spent quota, or a file past the size limit: `errors.NO_ROOM`) 
 its errno, naming the folder, when it leaves `atomic_folder`, even when a library reported it as its own
 exception (`errors.no_room`), so the CLI gives its one line and exit code 3.
 
-The trade-off: a replaced folder is removed before the new one is renamed into place, so a crash in
-that instant leaves only the `.tmp` sibling (never a mix of old and new); a swap through a third
-name would close the gap at the cost of another kind of leftover for every owner to recognise.
+A replaced folder is swapped out through a third name (`.NAME.PID.replaced.tmp`, marked `PARTIAL`) before the
+new one is renamed into place, and removed after: `path` always holds the old folder or the new one, whole.
+Removing it first left neither when a Ctrl-C landed in that removal (seconds for a model): half the old folder,
+and the complete new one removed by the cleanup. The trade-off: a SIGKILL during the removal leaves that hidden
+folder beside `path`, a leftover the next replace of `path` removes (none of the owners reads a hidden name).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import glob
 import json
 import math
 import os
@@ -135,7 +138,7 @@ def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
     """Rename the finished folder `tmp` to `path`, replacing an existing `path` when `replace`."""
     tmp, path = Path(tmp), Path(path)
     if replace and path.exists():
-        shutil.rmtree(path)
+        return _swap(tmp, path)
     try:
         return tmp.rename(path)  # POSIX: replaces an empty folder, fails on a non-empty one
     except OSError as exc:
@@ -147,6 +150,33 @@ def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
             f"{path} was filled by another command while this one ran (two at once on one folder?); "
             "nothing of this one was kept: use that result, or rerun with another --out"
         ) from None
+
+
+def _swap(tmp: Path, path: Path) -> Path:
+    """Put the finished folder `tmp` in the place of the folder `path`: `path` renamed out of the way (a hidden
+    `.NAME.PID.replaced.tmp` beside it, holding the `PARTIAL` marker), `tmp` renamed into its place, then the old
+    one removed. Removing the old folder first took seconds for a model, and a Ctrl-C then left half of it at
+    `path` and removed the complete new one: neither was left. An interruption now lands before the swap (the old
+    folder put back), or after it (the new one in place; the old one's removal finishes in the handler). A
+    SIGKILL during the removal leaves the hidden folder, removed by the next replace of `path`."""
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.replaced.tmp"):
+        if (leftover / PARTIAL).is_file():  # ours: a replace of `path` killed while removing it
+            shutil.rmtree(leftover, ignore_errors=True)
+    old = path.with_name(f".{path.name}.{os.getpid()}.replaced.tmp")
+    path.rename(old)
+    try:
+        (old / PARTIAL).touch()
+        tmp.rename(path)
+    except BaseException:
+        (old / PARTIAL).unlink(missing_ok=True)
+        old.rename(path)
+        raise
+    try:
+        shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(old, ignore_errors=True)  # the new folder is in place: finish removing the old one
+        raise
+    return path
 
 
 def folder_named(path: Path | str) -> Path:
