@@ -106,3 +106,36 @@ def test_the_marker_is_not_a_foreign_file(tmp_path):
     create_output(tmp_path / "x", "study")
     assert (tmp_path / "x" / MARKER).is_file()
     check_output(tmp_path / "x", "study")
+
+
+KILLED_IN_THE_MARKER_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from encoderlab import atomic
+from encoderlab.outdir import create_output
+atomic.os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)  # the marker written, not yet renamed
+create_output(Path(sys.argv[1]), "pretrain")
+"""
+
+
+def test_a_marker_write_killed_mid_way_leaves_a_folder_the_rerun_takes(tmp_path):
+    """A SIGKILL while `create_output` wrote the marker (made the folder, not yet renamed its temporary file):
+    every rerun refused the folder as someone else's."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    killed = subprocess.run([sys.executable, "-c", KILLED_IN_THE_MARKER_WRITE, str(out)], env=env)
+    assert killed.returncode == -9 and owner(out) is None and any(out.iterdir())  # the leftover alone
+    assert check_output(out, "pretrain") == out
+    create_output(out, "pretrain")
+    assert owner(out)["kind"] == "pretrain" and sorted(p.name for p in out.iterdir()) == [MARKER]
+
+
+def test_a_live_writers_marker_file_is_not_taken_for_a_leftover(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / f".{MARKER}.{os.getppid()}.tmp").write_text("")  # its writer (our parent) still runs
+    with pytest.raises(UserError, match="did not create"):
+        check_output(out, "pretrain")

@@ -136,7 +136,7 @@ def check_output(
             )
     check_outside_run_parts(path, flag)
     check_outside_artefacts(path, flag)
-    if path.is_dir() and any(path.iterdir()):
+    if path.is_dir() and any(not _killed_marker_write(p) for p in path.iterdir()):
         mark = owner(path)
         if mark is None and not (legacy and legacy(path)):
             raise UserError(
@@ -278,7 +278,23 @@ def create_output(path: Path | str, kind: str) -> Path:
         write_text_atomic(
             path / MARKER, json_text({"kind": kind, "version": __version__, "created": stamp}) + "\n"
         )
+    for entry in path.iterdir():
+        if _killed_marker_write(entry):
+            entry.unlink(missing_ok=True)
     return path
+
+
+def _killed_marker_write(entry: Path) -> bool:
+    """Whether `entry` is the temporary file of a marker whose writer was killed mid-write (`atomic_file`'s
+    `.MARKER.PID.tmp`, its pid gone from this host): `create_output` makes the folder, then writes the marker
+    through it, so a SIGKILL in that write (an fsync: long on a network disk) left a folder holding that file
+    alone, and every rerun refused it as "a non-empty folder that encoderlab did not create". It counts as
+    nothing there, and the next `create_output` removes it."""
+    from encoderlab.locks import holder_alive, host_id
+
+    prefix, name = f".{MARKER}.", entry.name
+    pid = name[len(prefix) : -len(".tmp")] if name.startswith(prefix) and name.endswith(".tmp") else ""
+    return pid.isdigit() and holder_alive({"pid": int(pid), "host_id": host_id()}) is False
 
 
 def check_output_file(
