@@ -53,6 +53,36 @@ def test_a_work_folder_of_an_earlier_bench_is_refused_untouched(tmp_path, tokeni
     assert (tmp_path / "w" / "corpus_1x.jsonl").read_text() == "{}"
 
 
+def test_a_second_bench_on_one_work_folder_at_once_is_refused_naming_the_first(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    monkeypatch,
+):
+    """Started while the first had made its --work but not yet written a file there: both went on, writing
+    the same corpus copies and outputs (and a failure of one emptied the folder under the other)."""
+    from encoderlab.bench import data as bench
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(5))
+    b = DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), workers=1, scale=1, work=tmp_path / "w")
+    copies, second = [], []
+
+    def first_copy(source, work, repeat):
+        copies.append(work)
+        if len(copies) > 1:
+            raise AssertionError("the second run went on into the folder the first one is writing")
+        try:  # the first run, before its first file: a second one starts now
+            bench_data(b)
+        except UserError as exc:
+            second.append(str(exc))
+        raise KeyboardInterrupt  # then the first one stops (Ctrl-C)
+
+    monkeypatch.setattr(bench, "_corpus_jsonl", first_copy)
+    with pytest.raises(KeyboardInterrupt):
+        bench_data(b)
+    assert len(second) == 1 and "is in use by bench data" in second[0], second
+    assert not (tmp_path / "w").exists()  # the first one's folder undone, lock and all
+
+
 def _decoder_style_tokenizer(folder, corpus: list[dict], post: str):
     """A byte-level BPE as decoders ship them: GPT-2's and SmolLM2's one `<|endoftext|>` as bos and eos and
     no special tokens added when encoding (`post="none"`), or Llama 3's bos and eos with only the bos

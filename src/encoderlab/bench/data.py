@@ -32,6 +32,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -42,6 +44,7 @@ from encoderlab.atomic import json_text, print_json
 from encoderlab.data.hub import import_datasets
 from encoderlab.data.sources import SourceConfig, describe, iter_documents, parse_source
 from encoderlab.errors import UserError
+from encoderlab.locks import folder_lock, is_lock_file, refuse_live_holder
 from encoderlab.outdir import check_output_file, json_result_with
 
 KINDS = ("encoderlab", "datasets", "datasets_1proc")
@@ -255,6 +258,10 @@ class DataBench:
     """Runs per measurement; the fastest is kept (shared machines are noisy)."""
 
 
+LOCK = ".lock"
+"""The lock a `bench data` holds in its --work folder while it measures (`locks.folder_lock`)."""
+
+
 is_data_result = json_result_with("runs", "corpus_1x", "speedup_vs_datasets")
 """True for a file holding a `bench data` result, which `--out` may replace."""
 
@@ -273,7 +280,8 @@ def _work_folder(work: Path | None, sources: list[str]) -> Path:
     from encoderlab.outdir import MARKER, check_output, create_output
 
     root = check_output(work, WORK_KIND, sources=sources, flag="--work")
-    if root.is_dir() and any(p.name != MARKER for p in root.iterdir()):
+    refuse_live_holder(root / LOCK, root)  # another `bench data` on it now: not "an earlier run's files"
+    if root.is_dir() and any(p.name != MARKER and not is_lock_file(p.name, LOCK) for p in root.iterdir()):
         raise UserError(
             f"--work {root} holds an earlier `bench data` run's files; pass a new or empty --work folder"
         )
@@ -292,12 +300,24 @@ def _undo_work(root: Path, ours: bool, parents: list[Path], marked: bool) -> Non
         remove_folders(parents)
         return
     for p in root.iterdir():
-        if p.name == MARKER and marked:
+        if (p.name == MARKER and marked) or is_lock_file(p.name, LOCK):  # the lock: `folder_lock` removes it
             continue
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)
         else:
             p.unlink()
+
+
+@contextmanager
+def _held(root: Path, given: bool, made: list[Path], marked: bool) -> Iterator[None]:
+    """`root` undone if the block fails (`_undo_work`), and a --work (`given`) locked meanwhile (`LOCK`): two `bench
+    data` on one --work both found it empty, then wrote the same corpus copies and outputs."""
+    with folder_lock(root / LOCK, "bench data", use=root, other_out=False) if given else nullcontext():
+        try:
+            yield
+        except BaseException:
+            _undo_work(root, not given or bool(made), made[1:], marked)
+            raise
 
 
 def _tidy_temporary(root: Path, keep_tokenizer: bool) -> Path | None:
@@ -454,14 +474,11 @@ def bench_data(b: DataBench = DataBench()) -> dict:
     made = missing_folders(b.work) if b.work is not None else []
     marked = b.work is not None and (Path(b.work) / MARKER).exists()
     root = _work_folder(b.work, [source.location, *([b.tokenizer] if b.tokenizer else [])])
-    try:
+    with _held(root, b.work is not None, made, marked):
         corpus, docs, size = _corpus_jsonl(source, root, 1)
         big, big_docs, big_size = _corpus_jsonl(source, root, b.scale)
         tokenizer = b.tokenizer if b.tokenizer is not None else _trained_tokenizer(corpus, b.vocab_size, root)
         runs = _measure_all({"1x": corpus, f"{b.scale}x": big}, tokenizer, workers, root, b.repeats)
-    except BaseException:
-        _undo_work(root, b.work is None or bool(made), made[1:], marked)
-        raise
     kept = _tidy_temporary(root, keep_tokenizer=b.tokenizer is None) if b.work is None else root
     return {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
