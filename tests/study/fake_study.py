@@ -25,10 +25,15 @@ FAIL_ON: dict[str, str | None] = {
     "as": os.environ.get("FAKE_STUDY_FAIL_AS", "disk"),
 }
 """Fault injection: the first node whose name contains FAIL_ON["node"] raises OSError(ENOSPC), or with
-FAIL_ON["as"] == "user" a UserError that names a file alone, as a truncated model's does, or with "quota" or
-"readonly" the OSError of a spent disk quota or a file system gone read-only (the variables reach worker
-processes, which import this module afresh)."""
-_WRITE_FAILURES = {"disk": errno.ENOSPC, "quota": errno.EDQUOT, "readonly": errno.EROFS}
+FAIL_ON["as"] == "user" a UserError that names a file alone, as a truncated model's does, or with "quota",
+"size" or "readonly" the OSError of a spent disk quota, a file past the size limit or a file system gone
+read-only (the variables reach worker processes, which import this module afresh)."""
+_WRITE_FAILURES = {
+    "disk": errno.ENOSPC,
+    "quota": errno.EDQUOT,
+    "size": errno.EFBIG,
+    "readonly": errno.EROFS,
+}
 SLEEP = float(os.environ.get("FAKE_STUDY_SLEEP", "0"))
 
 TASKS = {"sst": "sc", "mnli": "sc", "ner": "tc", "squad": "qa"}

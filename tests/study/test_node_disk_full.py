@@ -1,4 +1,4 @@
-"""A full disk (or a spent quota, or a file system gone read-only) while a study node writes: one line that
+"""A full disk (or a spent quota, a file past the size limit, or a file system gone read-only) while a study node writes: one line that
 names the node, the file and the fix, the exit code of a full disk, no traceback, and no marker, so the
 node is not taken for finished. Before, the line named the file alone (one of a study's many node
 folders), and a spent quota was a traceback."""
@@ -15,8 +15,13 @@ from encoderlab.study.graph import build_graph
 from encoderlab.study.marker import MARKER
 
 FIXES = {
-    "disk": ("disk full", "free space on that disk", DiskFull.exit_code),
+    "disk": ("disk full", "free space", DiskFull.exit_code),
     "quota": ("disk quota exceeded", "free space within your quota", DiskFull.exit_code),
+    "size": (
+        "file too large",
+        "raise the file size limit (`ulimit -f`) or write to a disk that holds larger files",
+        DiskFull.exit_code,
+    ),
     "readonly": ("read-only file system", "make it writable again", UserError.exit_code),
 }
 
@@ -73,7 +78,7 @@ def test_a_full_disk_in_a_worker_names_its_node(tmp_path, monkeypatch):
     node = _node("mlm40@")
     folder = runner.node_dir(tmp_path / "s", node)
     assert str(exc.value).startswith(
-        f"study node {node.name}: disk full while writing {folder / 'partial.bin'}; free space on that disk"
+        f"study node {node.name}: disk full while writing {folder / 'partial.bin'}; free space and rerun"
     )
     assert not (folder / MARKER).exists()
 

@@ -52,7 +52,7 @@ from tqdm.auto import tqdm
 from encoderlab import jsonlines
 from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
-from encoderlab.errors import DiskFull, UserError
+from encoderlab.errors import NO_ROOM, DiskFull, UserError
 from encoderlab.locks import folder_lock, is_lock_file
 from encoderlab.outdir import (
     STUDY_RECORD,
@@ -326,18 +326,16 @@ def _marker(future: Future, node: Node) -> NodeMarker:
         raise refusal from None
 
 
-_UNWRITABLE = {
-    errno.ENOSPC: ("disk full", "free space on that disk"),
-    errno.EDQUOT: ("disk quota exceeded", "free space within your quota"),
-    errno.EROFS: ("read-only file system", "make it writable again"),
-}
-"""The write failures of a node that are the disk's, not the node's: what `unwritable` says, and its fix."""
+_UNWRITABLE = {**NO_ROOM, errno.EROFS: ("read-only file system", "make it writable again")}
+"""The write failures of a node that are the disk's, not the node's: what `unwritable` says, and its fix:
+`errors.NO_ROOM`'s (a full disk, a spent quota, a file past the size limit), and a file system gone
+read-only under a study that checked its folder writable."""
 
 
 def unwritable(exc: OSError) -> UserError:
     """The one line of a write a full disk, a spent quota or a file system gone read-only refused while a node
     ran (`in_node` leads it with the node): the CLI's own line for an `OSError` says the file alone (one of a
-    study's many node folders) and had none for a quota (a traceback). A full disk or quota is `DiskFull` (exit 3, as everywhere); a file
+    study's many node folders). No room (`NO_ROOM`) is `DiskFull` (exit 3, as everywhere); a file
     system gone read-only under a study that checked its folder writable is exit 2. No marker was written,
     so the node is not taken for finished: it runs again on the rerun, from what it left."""
     where = f" while writing {exc.filename}" if exc.filename else ""
