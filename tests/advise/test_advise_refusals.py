@@ -8,6 +8,7 @@ import json
 
 import pytest
 from tests.advise.advise_fixtures import write_pretrain_node
+from tests.reliability.treestate import assert_unchanged, world_state
 
 from encoderlab.cli import main
 from encoderlab.model.config import SIZES
@@ -50,9 +51,14 @@ SEEDED = [
 
 
 def _refused(capsys, tmp_path, argv) -> str:
+    """The one line of a refusal, which exits 2 and changes nothing (`treestate`)."""
     out = tmp_path / "advice"
-    with pytest.raises(SystemExit) as exc:
-        main(["advise", *argv, "--out", str(out)])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)  # world_state reads the working folder too
+        before = world_state(tmp_path)
+        with pytest.raises(SystemExit) as exc:
+            main(["advise", *argv, "--out", str(out)])
+        assert_unchanged(before)
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and not out.exists(), err
     return err[0]
@@ -160,7 +166,7 @@ def test_scores_as_fractions_beside_percent_are_refused(tmp_path, capsys):
     assert err.endswith(
         f"finetune:sst2 of CLM is at most 1 at every run (0.701 at {path}:13) but of MLM-40 at least 10 (60 at "
         f"{path}:2): fractions beside percent; give every score in one unit: percent (ceiling 100), or fractions "
-        "with --ceiling 1"
+        "with --ceiling 1 (or --percent if they truly are percent)"
     ), err
 
 
@@ -172,9 +178,8 @@ def test_scores_all_as_fractions_at_a_ceiling_of_100_are_refused(tmp_path, capsy
     err = _refused(capsys, tmp_path, argv)
     assert err.endswith(
         f"every run's finetune:sst2 is at most 1 (e.g. 0.701 at {path}:7), as scores given as fractions are, "
-        "but its ceiling is 100 (percent); give --ceiling 1 for fractions, or the scores in percent (percent "
-        "truly under 1 at every run tell the schedules apart by noise at a ceiling of 100: score a task they "
-        "do better on)"
+        "but its ceiling is 100 (percent); give --ceiling 1 for fractions, or --percent if they truly are "
+        "percent under 1 (a hard task: its schedules may differ by little more than their seeds)"
     ), err
     main(["advise", *argv, "--ceiling", "1", "--out", str(tmp_path / "a")])
     assert (tmp_path / "a" / "advice.json").exists()
@@ -197,6 +202,116 @@ def test_fractions_beside_a_schedule_at_zero_are_still_refused(tmp_path, capsys)
     path = _scores(tmp_path / "fractions.csv", clm_scale=0.0, mlm_scale=0.01)
     err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
     assert "error: every run's finetune:sst2 is at most 1 (e.g. 0.701 at " in err, err
+
+
+def test_scores_said_to_be_percent_are_advised_however_low(tmp_path, capsys):
+    """A hard task at 0.3% at every run: refused as fractions, with no way to say it is percent (until
+    2026-12-07). `--percent` says so, and the ladder is advised, also beside a schedule at 10 or more; with no
+    word it is still refused. `--percent` with another ceiling, or on a loss, is refused in one line."""
+    path = _scores(tmp_path / "hard.csv", clm_scale=0.005, mlm_scale=0.005)
+    argv = [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16", "--bootstrap", "50"]
+    assert "error: every run's finetune:sst2 is at most 1" in _refused(capsys, tmp_path, argv)
+    main(["advise", *argv, "--percent", "--out", str(tmp_path / "a")])
+    assert (tmp_path / "a" / "advice.json").exists()
+    mixed = _scores(tmp_path / "mixed.csv", clm_scale=0.005)
+    main(["advise", str(mixed), *argv[1:], "--percent", "--out", str(tmp_path / "b")])
+    assert (tmp_path / "b" / "advice.json").exists()
+    custom = tmp_path / "custom.csv"
+    custom.write_text(path.read_text().replace("finetune:sst2", "acc"))
+    main(
+        [
+            "advise",
+            str(custom),
+            *argv[3:],
+            "--metric",
+            "acc",
+            "--better",
+            "higher",
+            "--percent",
+            "--out",
+            str(tmp_path / "c"),
+        ]
+    )
+    assert (tmp_path / "c" / "advice.json").exists()
+
+
+def test_percent_with_another_ceiling_is_refused(tmp_path, capsys):
+    path = _scores(tmp_path / "hard.csv", clm_scale=0.005, mlm_scale=0.005)
+    argv = [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16", "--percent", "--ceiling", "1"]
+    assert _refused(capsys, tmp_path, argv).endswith(
+        "--percent says finetune:sst2 is in percent, whose ceiling is 100, but its ceiling is 1; drop --ceiling "
+        "(or --percent, for a score out of 1)"
+    )
+
+
+def test_percent_on_a_loss_is_refused(tmp_path, capsys):
+    path = _scores(tmp_path / "hard.csv")
+    path.write_text(path.read_text().replace("finetune:sst2", "val/mlm15"))
+    argv = [str(path), "--target-flops", "1e16", "--percent"]
+    assert _refused(capsys, tmp_path, argv).endswith(
+        "--percent is the unit of a score, but val/mlm15 is lower-is-better (a loss); drop --percent"
+    )
+
+
+def _zero_below(path, size, scale):
+    """`path`'s CLM scores (its last 6 rows) at 0 below the `size`-th size, the rest times `scale`."""
+    head, *rows = path.read_text().splitlines()
+    for i in range(6, 12):
+        cells = rows[i].split(",")
+        cells[-1] = "0" if (i - 6) // 2 < size else f"{float(cells[-1]) * scale:.6g}"
+        rows[i] = ",".join(cells)
+    path.write_text("\n".join([head, *rows]) + "\n")
+    return path
+
+
+def test_a_schedule_at_zero_then_under_1_beside_percent_is_advised(tmp_path):
+    """MCC 0, 0, then 0.7 (CoLA near chance, in percent) beside scores of 60 or more: zeros are in no unit, and
+    a schedule at 0 and under 1 is percent near chance, not fractions (0%, 0%, then 70%); it was refused as
+    fractions beside percent."""
+    path = _zero_below(_scores(tmp_path / "chance.csv"), 2, 0.01)
+    main(
+        [
+            "advise",
+            str(path),
+            "--metric",
+            "finetune:sst2",
+            "--target-flops",
+            "1e16",
+            "--out",
+            str(tmp_path / "a"),
+        ]
+    )
+    assert (tmp_path / "a" / "advice.json").exists()
+
+
+def test_fractions_beside_percent_at_zero_at_its_smallest_size_are_refused(tmp_path, capsys):
+    """MLM in fractions beside CLM in percent but at 0 at its smallest size: a zero is in no unit, so CLM is still
+    percent (it was not, at 0 at one run, and the fractions were advised, ranked last at every scale)."""
+    path = _zero_below(_scores(tmp_path / "mixed.csv", mlm_scale=0.01), 1, 1.0)
+    err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
+    assert err.endswith(
+        f"finetune:sst2 of MLM-40 is at most 1 at every run (0.701 at {path}:7) but of CLM at least 10 where not 0 "
+        f"(65 at {path}:10): fractions beside percent; give every score in one unit: percent (ceiling 100), or "
+        "fractions with --ceiling 1 (or --percent if they truly are percent)"
+    ), err
+
+
+def test_tokens_of_one_schedule_in_billions_are_refused(tmp_path, capsys):
+    """CLM's D written in billions (0.02 for 2e7) beside MLM's counts, at the sizes both ran: was advised, its
+    tokens per parameter 1e9 times too few, with nothing but warnings of extrapolation."""
+    path = _scores(tmp_path / "units.csv")
+    head, *rows = path.read_text().splitlines()
+    for i in range(6, 12):
+        cells = rows[i].split(",")
+        cells[3] = f"{float(cells[3]) / 1e9:g}"
+        rows[i] = ",".join(cells)
+    path.write_text("\n".join([head, *rows]) + "\n")
+    err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
+    assert err.endswith(
+        f"{path}:2 (MLM-40) is at N=1e+06, D=2e+07 and {path}:8 (CLM) at N=1e+06, D=0.02: 1e+09 times apart at "
+        "one size, tokens in two units (thousands, millions or billions beside a count); give every run's tokens "
+        "as a count of tokens"
+    ), err
 
 
 @pytest.mark.parametrize(

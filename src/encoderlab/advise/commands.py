@@ -37,8 +37,9 @@ HOLDOUT_FILES = ("holdout",)
 --out, so the folder never shows a score beside advice from another run."""
 
 
-def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metric:
-    """The metric with its direction: given, known (`val/mlm15`, `finetune:TASK`), or refused."""
+def resolve_metric(name: str, better: str | None, ceiling: float | None, percent: bool = False) -> Metric:
+    """The metric with its direction: given, known (`val/mlm15`, `finetune:TASK`), or refused. `--percent`
+    (scores in percent, however low) implies the ceiling 100 where none is given."""
     known = metric_of(name)  # refuses training losses, which differ in kind between objectives
     if ceiling is not None and not math.isfinite(ceiling):
         raise UserError(f"--ceiling must be a finite number (the best possible {name}), got {ceiling}")
@@ -63,7 +64,9 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metr
         )
     if ceiling is None and name.startswith(FINETUNE):  # a given --ceiling was ignored for a finetune:TASK
         ceiling = known.ceiling
-    return Metric(name=name, better=better, ceiling=ceiling)
+    if ceiling is None and percent and better == "higher":
+        ceiling = 100.0
+    return Metric(name=name, better=better, ceiling=ceiling, percent=percent)
 
 
 def _fit_options(
@@ -140,6 +143,7 @@ def advise_command(
     metric: str = "val/mlm15",
     better: Literal["lower", "higher"] | None = None,
     ceiling: float | None = None,
+    percent: bool = False,
     bootstrap: int = 400,
     seed: int = 0,
     confidence: float = 0.9,
@@ -159,6 +163,8 @@ def advise_command(
         metric: Column or metrics key: val/mlm15 (held-out MLM loss at a 15% mask), finetune:TASK, or any other.
         better: Whether lower or higher values of the metric are better (known for val/mlm15 and finetune:*).
         ceiling: The best possible value of a higher-is-better metric (100 for scores in percent).
+        percent: The scores are in percent (ceiling 100), however low: a ladder whose every score is at most 1
+            (a hard task at 0.3%), which is otherwise refused as fractions, is advised.
         bootstrap: Bootstrap replicates (seeds resampled within each rung).
         seed: Seed of the bootstrap: the same seed gives the same advice.
         confidence: Share of replicates the leader must win to be recommended (else: insufficient evidence).
@@ -174,7 +180,7 @@ def advise_command(
 
     target = _target(hold_out_largest, target_flops, target_size, target_tokens)
     options = _fit_options(bootstrap, seed, confidence, interval, huber_delta, seed_noise)
-    resolved = resolve_metric(metric, better, ceiling)
+    resolved = resolve_metric(metric, better, ceiling, percent)
     check_output(out, "advise", sources=runs)
     ladder, notes = read_ladder(runs, resolved)
     if target is None:

@@ -29,7 +29,7 @@ from typing import ClassVar, Literal, Protocol
 
 import numpy as np
 
-from encoderlab.advise.ladderchecks import check_percent_scores, check_rungs_apart
+from encoderlab.advise.ladderchecks import check_percent_scores, check_rungs_apart, check_token_units
 from encoderlab.errors import UserError
 from encoderlab.words import lr_text, percent_text
 
@@ -135,13 +135,26 @@ class Metric:
     """`lower` (a loss) or `higher` (a score)."""
     ceiling: float | None = None
     """The best possible value of a higher-is-better metric (100 for scores in percent)."""
+    percent: bool = False
+    """Whether the scores are said to be in percent (`--percent`), however low: a ladder whose every score is at
+    most 1 at the ceiling of 100 reads as fractions and is refused (`ladderchecks.check_percent_scores`) unless
+    its unit is said. The unit is said as the ceiling is, by a flag (a column would let rows disagree)."""
 
     def __post_init__(self) -> None:
         if self.better not in ("lower", "higher"):
             raise UserError(f"metric direction must be lower or higher, got {self.better!r}")
+        if self.percent and self.better == "lower":
+            raise UserError(
+                f"--percent is the unit of a score, but {self.name} is lower-is-better (a loss); drop --percent"
+            )
         if self.better == "higher" and self.ceiling is None:
             raise UserError(
                 f"metric {self.name} is higher-is-better: give its ceiling (--ceiling 100 for scores in percent)"
+            )
+        if self.percent and self.ceiling != 100.0:
+            raise UserError(
+                f"--percent says {self.name} is in percent, whose ceiling is 100, but its ceiling is "
+                f"{self.ceiling:g}; drop --ceiling (or --percent, for a score out of {self.ceiling:g})"
             )
 
     def to_loss(self, values: np.ndarray) -> np.ndarray:
@@ -322,6 +335,7 @@ def _validate(ladder: Ladder) -> None:
             )
         seen[key] = o.source
     check_rungs_apart(obs)
+    check_token_units(obs)
     _check_one_compute_scale(obs)
     _check_one_yardstick(obs, metric)
     check_percent_scores(ladder)

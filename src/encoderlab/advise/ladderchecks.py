@@ -1,16 +1,18 @@
-"""Checks of a ladder's values that no single row shows: rungs written apart, scores in two units.
+"""Checks of a ladder's values that no single row shows: rungs written apart, scores or tokens in two units.
 
 `ladder.Ladder` runs them with its other checks, before anything is fitted. Each refuses what was advised
 without a word: the advice it gave was not wrong in its arithmetic but in what it was told, so the line names
 two runs that disagree and the fix. The trade-off is a threshold each (`RUNG_RTOL`, `FRACTION_TOP` with
 `PERCENT_FLOOR`): loose enough that a ladder as written by hand passes, tight enough that no real ladder
-meets it (two budgets 1% apart; a schedule under 1% at every run beside one at 10% or more at every run).
+meets it (two budgets 1% apart; a schedule under 1% at every run beside one at 10% or more at every run; one
+schedule's tokens 1e3, 1e6 or 1e9 times another's at a size both ran, within a factor `UNIT_SLACK`).
 `RUNG_RTOL` and its test (`rungs_apart`) live in `study/rungs.py`, so a ladder study refuses such rungs before
 it trains, by the same test.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from encoderlab.errors import UserError
@@ -41,8 +43,12 @@ def check_rungs_apart(obs: tuple[Observation, ...]) -> None:
 FRACTION_TOP = 1.0
 """A score in percent is read as a fraction where every run of a schedule scores at most this (`check_percent_scores`)."""
 PERCENT_FLOOR = 10.0
-"""... beside a schedule whose every run scores at least this: 10x above any fraction, so two units, not one
-schedule far behind another."""
+"""... beside a schedule whose every run not at 0 scores at least this: 10x above any fraction, so two units, not
+one schedule far behind another."""
+
+
+def _small(runs) -> bool:
+    return all(0.0 <= o.value <= FRACTION_TOP for o in runs)
 
 
 def check_percent_scores(ladder: Ladder) -> None:
@@ -50,32 +56,75 @@ def check_percent_scores(ladder: Ladder) -> None:
     percent, or every run so. Each was advised: a fraction's distance to 100 is ~99 at every scale, so its curve
     was flat at the bottom of the ranking (a fractions-only ladder's curves were all flat, P(best) from noise).
     Refused by schedule, not by run: a hard task's score (CoLA's MCC) may start near 0 and grow, but a schedule
-    at most 1% at every run beside one at 10% or more at every run is two units. A ladder whose every run truly
-    scores under 1% is refused too: it tells the schedules apart by nothing but noise. A schedule at 0 at every
-    run (a classifier of the majority class: MCC 0) is in no unit, as 0 is 0 in both: it makes no schedule
-    beside it a fraction (it was refused as fractions beside percent), nor keeps fractions beside it from being
-    refused; a ladder at 0 everywhere is advised, its curves flat, which the advice warns of."""
+    at most 1% at every run beside one at 10% or more at every run is two units.
+
+    A score of 0 is in no unit (0 is 0 in both), so it counts on neither side. A schedule at 0 at some runs (MCC
+    0: a classifier of the majority class) and at most 1 at the others is read as percent near chance, what CoLA
+    gives a small model (MCC 0, 0, 0.5), not as fractions (0%, 0%, then 50%): it was refused as fractions beside
+    percent. The trade-off: fractions with a run at exactly 0 beside percent pass this check. A schedule at 10
+    or more wherever it is not 0 is percent (fractions beside one at 0 at its smallest size were advised).
+
+    A ladder whose every score is at most 1 is refused too, unless the scores are said to be percent
+    (`Metric.percent`, `--percent`: a hard task at 0.3%, whose ladder has no other way to be advised); a
+    ladder at 0 everywhere is advised, its curves flat, which the advice warns of. Said percent, the mixed
+    check is not made either: the user's word on the unit is taken, as `--ceiling 1` is for fractions."""
     metric = ladder.metric
-    if metric.better != "higher" or metric.ceiling != 100.0:
+    if metric.better != "higher" or metric.ceiling != 100.0 or metric.percent:
         return
     runs = {s: ladder.of(s) for s in ladder.schedules}
-    zero = [s for s, rs in runs.items() if all(o.value == 0.0 for o in rs)]
-    low = [s for s, rs in runs.items() if s not in zero and all(0.0 <= o.value <= FRACTION_TOP for o in rs)]
-    if not low:
+    every = [o for rs in runs.values() for o in rs]
+    if _small(every):
+        if any(o.value != 0.0 for o in every):
+            a = max(every, key=lambda o: o.value)
+            raise UserError(
+                f"every run's {metric.name} is at most {FRACTION_TOP:g} (e.g. {a.value:g} at {a.source or 'a run'}), "
+                "as scores given as fractions are, but its ceiling is 100 (percent); give --ceiling 1 for "
+                "fractions, or --percent if they truly are percent under 1 (a hard task: its schedules may differ "
+                "by little more than their seeds)"
+            )
         return
-    a = max(runs[low[0]], key=lambda o: o.value)
-    high = [s for s, rs in runs.items() if all(o.value >= PERCENT_FLOOR for o in rs)]
-    if high:
-        b = min(runs[high[0]], key=lambda o: o.value)
+    low = [s for s, rs in runs.items() if _small(rs) and all(o.value != 0.0 for o in rs)]
+    nonzero = {s: [o for o in rs if o.value != 0.0] for s, rs in runs.items()}
+    high = [s for s, rs in nonzero.items() if rs and all(o.value >= PERCENT_FLOOR for o in rs)]
+    if low and high:
+        a, b = max(runs[low[0]], key=lambda o: o.value), min(nonzero[high[0]], key=lambda o: o.value)
+        at_zero = " where not 0" if len(nonzero[high[0]]) < len(runs[high[0]]) else ""
         raise UserError(
             f"{metric.name} of {a.schedule.name} is at most {FRACTION_TOP:g} at every run ({a.value:g} at "
-            f"{a.source or 'a run'}) but of {b.schedule.name} at least {PERCENT_FLOOR:g} ({b.value:g} at "
-            f"{b.source or 'a run'}): fractions beside percent; give every score in one unit: percent (ceiling 100), or fractions with --ceiling 1"
+            f"{a.source or 'a run'}) but of {b.schedule.name} at least {PERCENT_FLOOR:g}{at_zero} ({b.value:g} at "
+            f"{b.source or 'a run'}): fractions beside percent; give every score in one unit: percent (ceiling "
+            "100), or fractions with --ceiling 1 (or --percent if they truly are percent)"
         )
-    if len(low) + len(zero) == len(runs):
-        raise UserError(
-            f"every run's {metric.name} is at most {FRACTION_TOP:g} (e.g. {a.value:g} at {a.source or 'a run'}), "
-            "as scores given as fractions are, but its ceiling is 100 (percent); give --ceiling 1 for "
-            "fractions, or the scores in percent (percent truly under 1 at every run tell the schedules apart by "
-            "noise at a ceiling of 100: score a task they do better on)"
-        )
+
+
+UNIT_FACTORS = (1e3, 1e6, 1e9)
+"""Thousands, millions, billions: the units tokens are written in besides a count (`check_token_units`)."""
+UNIT_SLACK = 3.0
+"""How far from a unit factor two schedules' nearest budgets at one size may be and still read as two units:
+a ladder's budgets at one size span 10-40 tokens per parameter, so nearest budgets 333x apart are none."""
+
+
+def check_token_units(obs: tuple[Observation, ...]) -> None:
+    """Tokens of one schedule in another unit than the others' (D in billions beside counts): its runs were
+    advised, their tokens per parameter 1e9 times too few, with nothing but the warning that the target is far
+    past them. Compared where two schedules ran one size N, by their nearest budgets there: apart by a unit
+    factor (1e3, 1e6, 1e9, within `UNIT_SLACK`), they are two units, never two budgets of one ladder."""
+    at: dict[float, dict] = {}
+    for o in obs:
+        at.setdefault(o.params, {}).setdefault(o.schedule, []).append(o)
+    for n, schedules in at.items():
+        runs = list(schedules.values())
+        for i, mine in enumerate(runs):
+            for theirs in runs[i + 1 :]:
+                a, b = min(
+                    ((x, y) for x in mine for y in theirs),
+                    key=lambda p: abs(math.log(p[0].tokens / p[1].tokens)),
+                )
+                ratio = max(a.tokens, b.tokens) / min(a.tokens, b.tokens)
+                if any(f / UNIT_SLACK <= ratio <= f * UNIT_SLACK for f in UNIT_FACTORS):
+                    raise UserError(
+                        f"{a.source or 'a run'} ({a.schedule.name}) is at N={n:.6g}, D={a.tokens:.6g} and "
+                        f"{b.source or 'another run'} ({b.schedule.name}) at N={n:.6g}, D={b.tokens:.6g}: "
+                        f"{ratio:.3g} times apart at one size, tokens in two units (thousands, millions or "
+                        "billions beside a count); give every run's tokens as a count of tokens"
+                    )
