@@ -135,7 +135,8 @@ class Advice:
     """Figure data: every run (schedule, N, D, compute, seed, value: `RUN_COLUMNS`)."""
     warnings: tuple[str, ...] = ()
     """What the advice cannot vouch for: a target far past the ladder or below it (`reach_warnings`), seed
-    noise from too few runs (`noise_warnings`), a schedule not improving with compute (`trend_warnings`)."""
+    noise from too few runs (`noise_warnings`), a schedule not improving with compute (`trend_warnings`), a
+    point fit outside its own interval (`outside_interval`)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -365,7 +366,7 @@ def advise(
         seed=seed,
         seed_noise=seed_noise,
         seeds_paired=all(f.paired for f in fits),
-        predictions=_predictions(fits, at_target, rung_loss, probs, m, interval),
+        predictions=(predictions := _predictions(fits, at_target, rung_loss, probs, m, interval)),
         crossovers=tuple(crossovers(fits, grid, on_grid, target_c, interval, confidence)) if fitted else (),
         rung=rungs[-1] if rungs else None,
         backtest=bt,
@@ -375,7 +376,10 @@ def advise(
         reason=reason,
         curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
         runs=tuple(_run_row(o) for o in ladder.observations),
-        warnings=_warnings(fits, target, target_c, seed_noise, flat, m.better, bt is not None),
+        warnings=(
+            *_warnings(fits, target, target_c, seed_noise, flat, m.better, bt is not None),
+            *outside_interval(predictions, interval),
+        ),
     )
 
 
@@ -401,6 +405,22 @@ def _warnings(fits, target, target_c, seed_noise, flat, better, backtested: bool
     """Every warning of the advice (module docstring); `backtested`: whether a backtest ran."""
     reach = (*reach_warnings(fits, target_c, backtested), *allocation_warnings(fits, target))
     return (*reach, *noise_warnings(fits, seed_noise), *trend_warnings(flat, better))
+
+
+def outside_interval(predictions: tuple[Prediction, ...], interval: float) -> tuple[str, ...]:
+    """A warning for each point fit at the target outside its own bootstrap interval. It is printed beside an
+    interval that excludes it (92.11 [91.17, 92.02]) without a word, which reads as an error: the numbers are
+    right (the percentile interval of the replicates' fits, recomputed by hand), but the replicates' curves,
+    refitted to other draws of the seeds, fall on one side of the point fit, whose form the rungs do not pin
+    down that far out (a near-flat exponent: tests/advise/test_interval_warning.py's ladder)."""
+    return tuple(
+        f"the point fit of {p.schedule} at the target ({p.value:.4g}) lies outside its {interval:.0%} interval "
+        f"[{p.low:.4g}, {p.high:.4g}]: at least {(1 + interval) / 2:.0%} of the replicates, refitted to other "
+        f"draws of its seeds, predict {'less' if p.value > p.high else 'more'}, so its rungs do not pin the curve "
+        "down there; read the prediction as uncertain by at least that gap"
+        for p in predictions
+        if None not in (p.value, p.low, p.high) and not p.low <= p.value <= p.high  # type: ignore[operator]
+    )
 
 
 def _by_method(at_target: np.ndarray | None, rung_loss: np.ndarray | None) -> tuple[dict, dict]:
