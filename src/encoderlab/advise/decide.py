@@ -376,10 +376,7 @@ def advise(
         reason=reason,
         curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
         runs=tuple(_run_row(o) for o in ladder.observations),
-        warnings=(
-            *_warnings(fits, target, target_c, seed_noise, flat, m.better, bt is not None),
-            *outside_interval(predictions, interval),
-        ),
+        warnings=_warnings(fits, target, target_c, seed_noise, flat, m.better, bt, predictions, interval),
     )
 
 
@@ -401,10 +398,11 @@ def _check_comparable(rungs, fitted: bool) -> None:
         )
 
 
-def _warnings(fits, target, target_c, seed_noise, flat, better, backtested: bool) -> tuple[str, ...]:
-    """Every warning of the advice (module docstring); `backtested`: whether a backtest ran."""
-    reach = (*reach_warnings(fits, target_c, backtested), *allocation_warnings(fits, target))
-    return (*reach, *noise_warnings(fits, seed_noise), *trend_warnings(flat, better))
+def _warnings(fits, target, target_c, seed_noise, flat, better, bt, predictions, interval) -> tuple[str, ...]:
+    """Every warning of the advice (module docstring); `bt`: the backtest, None where none ran."""
+    reach = (*reach_warnings(fits, target_c, bt is not None), *allocation_warnings(fits, target))
+    noise = (*noise_warnings(fits, seed_noise), *trend_warnings(flat, better))
+    return (*reach, *noise, *outside_interval(predictions, interval))
 
 
 def outside_interval(predictions: tuple[Prediction, ...], interval: float) -> tuple[str, ...]:
