@@ -1,7 +1,7 @@
 """An eval node of a study with several task files loads only the files of the tasks it runs.
 
-Each eval node's config names all the study's task files (`EvalNode.task_files`, in its key), and
-`nodes.run_eval` loaded every one of them (`needs.file_tasks`) to register its own task: one full load
+Each eval node's config named all the study's task files (`EvalNode.task_files`, in its key; now those
+holding its tasks alone, tests/study/test_task_file_added_keys.py), and `nodes.run_eval` loaded every one of them (`needs.file_tasks`) to register its own task: one full load
 per file per node, a hub dataset's or a BEIR corpus's too. Now it reads the other files' specs alone
 (`custom.load_task_files(only=...)`), with the keys unchanged (tests/study/golden_keys.py). Counted by the
 folders whose data is read, not timed. The fine-tuning itself is a stand-in: what is counted is the loading.
@@ -67,7 +67,6 @@ def test_an_eval_node_loads_only_the_task_file_of_its_task(tmp_path, monkeypatch
     backend = fake_backend()
     backend.file_tasks = file_tasks  # the real loader
     node = next(n for n in build_graph(spec, backend) if n.kind == "eval" and n.config["task"] == task)
-    assert len(node.config["task_files"]) == 2  # its key names both files, as before
     TASKS.pop("polarity"), TASKS.pop("polarity-b")  # a worker process starts with neither registered
     assert _loaded_by_run_eval(tmp_path, monkeypatch, node) == [folder]  # was ["a", "b"]
     assert task in TASKS and len({"polarity", "polarity-b"} & set(TASKS)) == 1
@@ -80,5 +79,6 @@ def test_a_node_that_scores_another_task_of_its_run_loads_that_tasks_file_too(tm
     backend.file_tasks = file_tasks
     node = next(n for n in build_graph(spec, backend) if n.kind == "eval" and n.config["task"] == "polarity")
     TASKS.pop("polarity"), TASKS.pop("polarity-b")
-    shared = dataclasses.replace(node, config={**node.config, "also": ["polarity-b"]})
+    both = sorted({n.config["task_files"][0] for n in build_graph(spec, backend) if n.kind == "eval"})
+    shared = dataclasses.replace(node, config={**node.config, "also": ["polarity-b"], "task_files": both})
     assert sorted(_loaded_by_run_eval(tmp_path, monkeypatch, shared)) == ["a", "b"]

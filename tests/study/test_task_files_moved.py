@@ -35,9 +35,9 @@ REFUSED = (
 )
 PARTLY = (
     r"^study fake-pfs: task file \S+/tasks/polarity.yaml is not there \(moved or deleted\), while its other "
-    r"task files are; \S+/s/graph.json records the tasks of all of them together, not which file held which, "
-    r"so none is taken from it: put it back where it was \(finished nodes are kept\); naming it elsewhere in "
-    r"eval.task_files runs the evaluation nodes of every task file again \(their keys hold the files' paths\)$"
+    r"task files are; none is taken from \S+/s/graph.json while the others are read: put it back where it was "
+    r"\(finished nodes are kept\); naming it elsewhere in eval.task_files runs the evaluation nodes of its tasks "
+    r"again \(their keys hold their task files' paths\)$"
 )
 
 
@@ -140,8 +140,8 @@ def test_a_task_file_that_is_there_is_read_not_taken_from_the_record(tmp_path):
 def test_with_only_some_task_files_gone_none_is_taken_from_the_record_and_the_resume_is_refused(
     tmp_path, monkeypatch
 ):
-    """graph.json keys each task by all the study's task files, not the one that held it, so with one of
-    two gone none is taken as recorded. Was "task file ... does not exist; give the path of a task YAML
+    """With one of two task files gone none is taken as recorded (files read now are not mixed with tasks
+    taken from graph.json). Was "task file ... does not exist; give the path of a task YAML
     file ...", the line of a first run, which did not say why the record is not used nor what keeps the
     finished nodes; put back, the study resumes with every node kept."""
     monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change

@@ -14,8 +14,8 @@ nodes were keyed with (`_recorded_sets`). That never keys a node on a stale file
   task has (`UNKNOWN`), so a key of no finished node: it is to run;
 - every node still to run (`runner.pending_nodes`) that reads a task file not there is refused before
   anything runs or is written (`refuse_absent_task_files`), naming the file and the fix. Put back, the
-  file keeps every finished node; named where it is now, the nodes of the task files run again: a
-  node's key holds all the study's task files by path (`EvalNode.task_files`).
+  file keeps every finished node; named where it is now, the nodes of its tasks run again: a node's
+  key holds its own tasks' task files by path (`EvalNode.task_files`; until 2026-12-07 all the study's).
 
 When only SOME of the recorded task files are gone, none is taken from the record, and the resume is
 refused in one line naming them and the fix (`_partly_absent`). Trade-off: an eval node records the
@@ -95,12 +95,16 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
     if not absent:
         return backend
     recorded = [EvalNode.of(n) for n in nodes if n.kind == "eval"]
-    recorded = [e for e in recorded if e.task_files == files]
+    recorded = [e for e in recorded if e.task_files and set(e.task_files) <= set(files)]
     if not recorded:
         return backend
     if len(absent) < len(files):  # which of them held which task is not recorded: none is taken
         raise UserError(_partly_absent(spec, study_dir, absent))
     families = {e.task: e.family for e in recorded}
+    held: dict[str, dict[str, str]] = {}  # file -> {task: family}: a node's key names its own tasks' files
+    for e in recorded:
+        for f in e.task_files:
+            held.setdefault(f, {})[e.task] = e.family
     signatures = {(e.task, e.max_steps, e.source): e.task_signature for e in recorded}
 
     def task_signature(task: str, max_steps: int | None, source: str | None) -> str:
@@ -110,7 +114,7 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
 
     return dataclasses.replace(
         backend,
-        file_tasks=lambda _files: dict(families),
+        file_tasks=lambda asked: {t: fam for f in asked for t, fam in held.get(f, {}).items()},
         task_signature=task_signature,
         keyed_sets=partial(_recorded_sets, _recorded_texts(nodes)),
     )
@@ -185,10 +189,10 @@ def _partly_absent(spec: StudySpec, study_dir: Path, absent: tuple[str, ...]) ->
     these, it = noun(len(absent), "it", "them"), f"{noun(len(absent), 'task file')} {', '.join(absent)}"
     return (
         f"study {spec.name}: {it} {noun(len(absent), 'is', 'are')} not there (moved or deleted), while its "
-        f"other task files are; {Path(study_dir) / 'graph.json'} records the tasks of all of them together, "
-        f"not which file held which, so none is taken from it: put {these} back where "
-        f"{noun(len(absent), 'it was', 'they were')} (finished nodes are kept); naming {these} elsewhere in "
-        "eval.task_files runs the evaluation nodes of every task file again (their keys hold the files' paths)"
+        f"other task files are; none is taken from {Path(study_dir) / 'graph.json'} while the others are read: "
+        f"put {these} back where {noun(len(absent), 'it was', 'they were')} (finished nodes are kept); naming "
+        f"{these} elsewhere in eval.task_files runs the evaluation nodes of {noun(len(absent), 'its', 'their')} "
+        "tasks again (their keys hold their task files' paths)"
     )
 
 

@@ -59,6 +59,7 @@ def add_evals(
     those files}, handed to its nodes beside their key (`Backend.model_files`)."""
     own, families = study_tasks(spec, backend)
     ev, evals = spec.eval, []
+    holders = {entry: set(backend.file_tasks((entry,))) for entry in ev.task_files} if own else {}
     for rid, (run, node, source) in models.items():
         if not run.evaluate:
             continue
@@ -74,6 +75,7 @@ def add_evals(
             prefix = f"eval/{rid}{'' if step is None else f'@{step}'}"
             cells = [(lr, sd) for lr in lrs for sd in ev.seeds]
             for group in backend.training_groups(tuple(tasks)) if cells else ():
+                group_files = _files_of(group, holders)
                 cfgs = [
                     EvalNode(
                         model=rid,
@@ -86,7 +88,7 @@ def add_evals(
                         lr=cells[0][0],
                         seed=cells[0][1],
                         max_steps=ev.max_steps,
-                        task_files=tuple(ev.task_files) if task in own else (),
+                        task_files=group_files if task in own else (),
                         source_files=files.get(source) if source else None,
                     )
                     for task in group
@@ -94,6 +96,14 @@ def add_evals(
                 aside = {"source_files": parts[source]} if source and source in (parts or {}) else None
                 evals += _add_runs(graph, prefix, cfgs, cells, (node,) if node else (), aside)
     return evals
+
+
+def _files_of(group: tuple[str, ...], holders: Mapping[str, set[str]]) -> tuple[str, ...]:
+    """The task-file entries (files or folders) holding a task of `group` (the tasks of one fine-tuning
+    run), sorted: an eval node's key names these alone. It named every task file of the study, in the
+    study's order, so adding a task file, or listing the files in another order, gave every evaluation of
+    the other files a new key and ran it again; its run loads only its own tasks' files anyway."""
+    return tuple(sorted(entry for entry, tasks in holders.items() if tasks & set(group)))
 
 
 def _add_runs(
