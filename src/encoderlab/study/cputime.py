@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from encoderlab.study.graph import Pretraining
-from encoderlab.study.spec import StudySpec
+from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
 
 if TYPE_CHECKING:
@@ -140,13 +140,38 @@ def cpu_runs(spec: StudySpec, trained: Iterable[Pretraining]) -> list[Pretrainin
     ]
 
 
+def model_vocab(spec: StudySpec, data: DataSpec) -> int:
+    """The embedding rows of a model from scratch on `data`, as the plan sizes it: the `vocab_size` of the
+    tokenizer the study trains (this dataset's, or the one whose tokenizer it reuses), else the size of the
+    tokenizer it names where that is readable here (`found_vocab`), else its `vocab_size` field. The field
+    alone (8,192 by default) sized a run on a 1,024-id tokenizer folder at 8,192 rows: its parameters, FLOPs
+    and GPU-hours, and the shape `--probe` timed, were of a model it never trains."""
+    trainer = {d.name: d for d in spec.data if d.name != data.name}.get(data.tokenizer, data)
+    if trainer.tokenizer == "train":
+        return trainer.vocab_size
+    return found_vocab(data.tokenizer) or data.vocab_size
+
+
+def found_vocab(name: str) -> int | None:
+    """The ids of tokenizer `name` where it is found without downloading (a folder, a fetched asset, a hub
+    mirror), else None: a plan never downloads."""
+    from tokenizers import Tokenizer
+
+    from encoderlab.data.tokenizer import tokenizer_folder
+
+    try:
+        folder = tokenizer_folder(name)
+        return Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size() if folder else None
+    except Exception:  # unreadable here (tokenizers raises a bare Exception): `data prepare` says why
+        return None
+
+
 def probe_configs(
     spec: StudySpec, runs: Iterable[Pretraining]
 ) -> dict[str, list[tuple[int, RunConfig]] | None]:
     """Model id -> (tokens it trains on itself, the probe's RunConfig) per phase it trains steps of; None
     for a run of a start model outside the study. A run continuing another of the study is probed at its
-    base's size, every run at its dataset's vocabulary (`DataSpec.vocab_size`, as the plan counts its
-    parameters), and one rank of a run over several processes (`layout.world_size`: its step refused in one
+    base's size, every run at its dataset's vocabulary (`model_vocab`, as the plan counts its parameters), and one rank of a run over several processes (`layout.world_size`: its step refused in one
     process, the run was left untimed as a shape refused for its memory)."""
     from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
     from encoderlab.train.schedule import Schedule
@@ -160,7 +185,7 @@ def probe_configs(
         if size is None:
             out[p.model] = None
             continue
-        vocab = spec.dataset(p.run.data).vocab_size
+        vocab = model_vocab(spec, spec.dataset(p.run.data))
         phases = []
         for planned in cfg.plan():
             steps = max(0, planned.end - max(planned.start, start))

@@ -52,7 +52,7 @@ from pathlib import Path
 from encoderlab import jsonlines
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
-from encoderlab.study.cputime import PlanDevice
+from encoderlab.study.cputime import PlanDevice, model_vocab
 from encoderlab.study.evalcost import STEP_FLOOR_S, EvalCost, floored_seconds
 from encoderlab.study.graph import Node, Pretraining, pretraining
 from encoderlab.study.scales import start_model_size
@@ -246,7 +246,7 @@ def plan_study(
         params, layers, positions, size_n = (
             size_of.get(p.base, (None,) * 4)
             if p.base
-            else (*_size(p.config, spec.dataset(p.run.data)), _size_n(p.config))
+            else (*_size(p.config, model_vocab(spec, spec.dataset(p.run.data))), _size_n(p.config))
         )
         size_of[p.model] = params, layers, positions, size_n
         corpus = corpora[p.run.data]
@@ -346,7 +346,7 @@ def _phase_text(planned) -> str:
     return f"{objective} {planned.steps:,} steps ({schedule}{frozen}{carried})"
 
 
-def _size(cfg, data: DataSpec) -> tuple[float | None, int | None, int | None]:
+def _size(cfg, vocab: int) -> tuple[float | None, int | None, int | None]:
     """The parameters, transformer blocks and positions of the model a run trains (None: unknown); a
     model from scratch has the positions `train.start` gives it for the run's rows."""
     init = cfg.model.init
@@ -355,7 +355,7 @@ def _size(cfg, data: DataSpec) -> tuple[float | None, int | None, int | None]:
     from encoderlab.model.config import ModelConfig
     from encoderlab.train.start import scratch_positions
 
-    model = ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size)
+    model = ModelConfig.from_size(cfg.model.size, vocab_size=vocab)
     return float(model.num_params()), model.n_layers, scratch_positions(cfg.layout.seq_len)
 
 

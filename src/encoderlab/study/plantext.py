@@ -267,18 +267,11 @@ def _tokenizer_text(spec: StudySpec, d: DataSpec, ids: int | None = None) -> str
 
 
 def _found_vocab(name: str) -> str:
-    """' (N ids)' for a tokenizer found without downloading (a folder, a fetched asset, a hub mirror),
-    else '': a plan never downloads, and a size it did not read would be a guess."""
-    from tokenizers import Tokenizer
+    """' (N ids)' for a tokenizer found without downloading (`cputime.found_vocab`), else '': a size it did
+    not read would be a guess."""
+    from encoderlab.study.cputime import found_vocab
 
-    from encoderlab.data.tokenizer import tokenizer_folder
-
-    try:
-        folder = tokenizer_folder(name)
-        size = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size() if folder else None
-    except Exception:  # unreadable here (tokenizers raises a bare Exception): `data prepare` says why
-        return ""
-    return "" if size is None else f" ({size:,} ids)"
+    return "" if (size := found_vocab(name)) is None else f" ({size:,} ids)"
 
 
 def _tokenizer_steps(d: DataSpec, trainer: DataSpec | None) -> tuple[str, str, str]:

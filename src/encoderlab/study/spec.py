@@ -59,8 +59,8 @@ class DataSpec:
     one (not this dataset's own name, which is read as an asset or path) reuses that tokenizer (a domain corpus read by runs continued from a model the study trained on
     that dataset); otherwise an asset, model folder or tokenizer path."""
     vocab_size: int = 8192
-    """Vocabulary of a trained tokenizer; for an existing one, its size, which the plan's estimates
-    assume (the tokenizer's own size is what training uses)."""
+    """Vocabulary of a trained tokenizer; an existing one trains at its own size, which the plan reads
+    too where it finds the tokenizer without a download (else the plan's estimates assume this)."""
     max_docs: int | None = None
     """Use at most this many documents (the first ones in a seeded order), counted as read: those decontamination
     removes and those held out for validation are among them (`data prepare --max-docs`); None uses all."""
