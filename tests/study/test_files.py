@@ -130,9 +130,12 @@ cka: [{a: clm, b: clm}, {a: clm, b: mlm, noise: [mlm]}]
         "cka clm-vs-clm compares run clm with itself; name two runs",
         "cka clm-vs-mlm: noise must be [TWIN, mlm], mlm and its seed twin (the floor mlm is measured against), "
         "got ['mlm']",
-        "claim lrs: lr_range must be two finite positive learning rates, low then high, got [0.001, 1e-05]",
-        "claim one: lr_range must be two finite positive learning rates, low then high, got [0.001]",
-        "claim three: lr_range must be two finite positive learning rates, low then high, got [1e-05, 0.0001, 0.001]",
+        "claim lrs: lr_range must be two finite positive learning rates, low then high, got [0.001, 1e-05]; "
+        "give e.g. lr_range: [1.0e-4, 5.0e-4]",
+        "claim one: lr_range must be two finite positive learning rates, low then high, got [0.001]; "
+        "give e.g. lr_range: [1.0e-4, 5.0e-4]",
+        "claim three: lr_range must be two finite positive learning rates, low then high, got [1e-05, 0.0001, 0.001]; "
+        "give e.g. lr_range: [1.0e-4, 5.0e-4]",
     ]
 
 

@@ -211,7 +211,8 @@ def claim_problems(spec: StudySpec) -> list[str]:
     ]
     out += _cka_problems(spec)
     out += [
-        f"claim {c.id}: lr_range must be two finite positive learning rates, low then high, got {list(c.lr_range)}"
+        f"claim {c.id}: lr_range must be two finite positive learning rates, low then high, got {list(c.lr_range)}; "
+        "give e.g. lr_range: [1.0e-4, 5.0e-4]"  # the fix, as every other line of the file's check names one
         for c in spec.claims
         if len(c.lr_range) != 2  # one was an IndexError traceback, a third silently dropped
         or not (all(math.isfinite(x) and x > 0 for x in c.lr_range) and c.lr_range[0] <= c.lr_range[1])
