@@ -3,7 +3,7 @@
 Three update rules, chosen by `OptimConfig.kind`; all keep the same per-parameter state
 (`step`, `exp_avg`, `exp_avg_sq`), so checkpoints, carried state and `load=full` work alike:
 
-  * `adamw`: `torch.optim.AdamW` (paper 1, Optimus). Its decay follows the absolute LR:
+  * `adamw`: `torch.optim.AdamW` (paper 1, Optimus; `AdamW` here, the same update). Its decay follows the absolute LR:
     θ ← θ·(1 − lr_t·wd).
   * `decoupled_adamw`: Composer's `DecoupledAdamW` (the `detour` recipes' default; mosaicml/composer
     composer/optim/decoupled_weight_decay.py, `DecoupledAdamW.adamw` and `.step`). Paper 2 says only
@@ -41,6 +41,17 @@ phases" independent of which parameters each phase trains, and makes checkpoints
 checkable (a state for a parameter the model lacks, or of another shape, is refused when it is
 loaded: `state_mismatches`, not a silent skip). Loading goes
 through `Optimizer.load_state_dict`, which puts each tensor on the right device and dtype.
+
+No `torch._dynamo` in eager training: `torch.optim.Optimizer` wraps `add_param_group`, `zero_grad`,
+`state_dict` and `load_state_dict` (and torch's AdamW its `step`) in guards that keep `torch.compile`
+from tracing them, and each guard imports `torch._dynamo` on its first call: about as much CPU as
+importing torch itself (2.9-3.3 s of a fresh process's start-up here), paid by every spawned rank, study
+worker and resumed run before its first step, although nothing is compiled. `_Eager` calls the
+functions under those guards directly (their `__wrapped__`, only where the wrapper is that guard's: a
+torch that wraps them otherwise keeps its wrapper); the guards do nothing in eager mode, so the update
+is the same, bit for bit (tested against torch's AdamW). The cost: a torch that adds work to those
+guards would not run it here; the test that no training run imports `torch._dynamo` and the
+bit-identity test watch it. A run that compiles its blocks (`scale.compile`) still imports dynamo, for them.
 """
 
 from __future__ import annotations
@@ -49,6 +60,7 @@ import math
 
 import torch
 from torch import nn
+from torch.optim import optimizer as torch_optimizer
 
 from encoderlab.train.config import OptimConfig
 from encoderlab.train.distributed import full_tensor
@@ -56,11 +68,42 @@ from encoderlab.train.distributed import full_tensor
 StateByName = dict[str, dict[str, torch.Tensor]]
 
 
+def _guarded(wrapper_of) -> object:
+    """The code object of the wrapper `wrapper_of` puts around a function (to recognise it)."""
+    return wrapper_of(lambda: None).__code__
+
+
+# torch's own guards, by the code of their wrappers: the lazy `_disable_dynamo` and AdamW's step's
+_DYNAMO_GUARDS = (_guarded(torch._disable_dynamo), _guarded(torch_optimizer._use_grad_for_differentiable))
+
+
+def _unguarded(fn):
+    """`fn` without torch's dynamo guard around it (itself when its wrapper is anything else)."""
+    inner = getattr(fn, "__wrapped__", None)
+    return inner if inner is not None and getattr(fn, "__code__", None) in _DYNAMO_GUARDS else fn
+
+
+class _Eager(torch.optim.Optimizer):
+    """An optimizer whose bookkeeping does not import `torch._dynamo` (the module docstring)."""
+
+    add_param_group = _unguarded(torch.optim.Optimizer.add_param_group)
+    zero_grad = _unguarded(torch.optim.Optimizer.zero_grad)
+    state_dict = _unguarded(torch.optim.Optimizer.state_dict)
+    load_state_dict = _unguarded(torch.optim.Optimizer.load_state_dict)
+
+
+class AdamW(_Eager, torch.optim.AdamW):
+    """torch's AdamW, stepped without its dynamo guard: under `no_grad`, which is what the guard sets
+    for an optimizer that is not `differentiable` (ours never is)."""
+
+    step = torch.no_grad()(_unguarded(torch.optim.AdamW.step))
+
+
 def _no_decay(name: str, p: nn.Parameter) -> bool:
     return p.ndim <= 1 or name.endswith(".bias")  # norm weights and biases
 
 
-class _DecoupledBase(torch.optim.Optimizer):
+class _DecoupledBase(_Eager):
     """Shared bookkeeping: the peak LR per group, per-parameter state, parameters with a gradient.
     Subclasses write `_update`, one group's step over the parameters that have a gradient."""
 
@@ -154,7 +197,7 @@ def build_optimizer(model: nn.Module, cfg: OptimConfig, device: torch.device) ->
     if no_decay:
         groups.append({"params": no_decay, "weight_decay": 0.0})
     if cfg.kind == "adamw":
-        return torch.optim.AdamW(
+        return AdamW(
             groups,
             lr=cfg.lr,
             betas=cfg.betas,
