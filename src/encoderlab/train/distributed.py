@@ -39,6 +39,7 @@ import contextlib
 import copy
 import json
 import os
+import sys
 import threading
 import time
 import weakref
@@ -65,10 +66,17 @@ from encoderlab.words import count, noun
 if TYPE_CHECKING:
     from torch.distributed.fsdp import FSDPModule
 
-# FSDP2, DTensor and the DCP state-dict API are imported where they are used: a second of CPU (sympy among it)
-# that a process which only joins the group and runs collectives never needs, and that a training process has
-# anyway (its optimizer imports dynamo, which imports them). A model is an FSDPModule, or a tensor a DTensor,
-# only once that module was imported.
+# FSDP2, DTensor and the DCP state-dict API are imported where they are used, and only asked about once
+# imported (`_loaded`): their import (sympy among it) costs as much CPU as a third of torch's own, which a
+# process that trains unsharded never needs (nor, since train/optim.py skips dynamo, imports for its optimizer).
+# A model is an FSDPModule, or a tensor a DTensor, only once that module was imported.
+
+
+def _loaded(module: str, name: str) -> type | None:
+    """The class `module.name` if `module` was imported, else None: nothing is an instance of it yet."""
+    found = sys.modules.get(module)
+    return None if found is None else getattr(found, name)
+
 
 _OWNED_GROUP = False  # True when init_world created the process group (so shutdown may destroy it)
 
@@ -381,9 +389,8 @@ def no_sync(module: nn.Module, sync: bool):
 
 def is_sharded(model: nn.Module) -> bool:
     """True when FSDP2 holds the model's parameters as shards."""
-    from torch.distributed.fsdp import FSDPModule
-
-    return isinstance(model, FSDPModule)
+    sharded = _loaded("torch.distributed.fsdp", "FSDPModule")
+    return sharded is not None and isinstance(model, sharded)
 
 
 def reshard(model: nn.Module) -> None:
@@ -397,9 +404,8 @@ def reshard(model: nn.Module) -> None:
 
 def full_tensor(t: torch.Tensor) -> torch.Tensor:
     """The whole tensor behind a DTensor shard (collective), or `t` itself."""
-    from torch.distributed.tensor import DTensor
-
-    return t.full_tensor() if isinstance(t, DTensor) else t
+    dtensor = _loaded("torch.distributed.tensor", "DTensor")
+    return t.full_tensor() if dtensor is not None and isinstance(t, dtensor) else t
 
 
 def shard_like(value: torch.Tensor, param: torch.Tensor) -> torch.Tensor:
@@ -408,10 +414,16 @@ def shard_like(value: torch.Tensor, param: torch.Tensor) -> torch.Tensor:
     Every rank holds the same full value (read from the same checkpoint), so each slices its own
     part locally (`src_data_rank=None`): no communication.
     """
-    from torch.distributed.tensor import DTensor, distribute_tensor
-
-    if not isinstance(param, DTensor) or isinstance(value, DTensor) or value.shape != param.shape:
+    dtensor = _loaded("torch.distributed.tensor", "DTensor")
+    if (
+        dtensor is None
+        or not isinstance(param, dtensor)
+        or isinstance(value, dtensor)
+        or value.shape != param.shape
+    ):
         return value
+    from torch.distributed.tensor import distribute_tensor
+
     return distribute_tensor(value.to(param.device), param.device_mesh, param.placements, src_data_rank=None)
 
 
