@@ -181,18 +181,26 @@ def _torch_adamw(model: nn.Module, cfg: OptimConfig, device: torch.device) -> to
     """torch's own AdamW over the groups `build_optimizer` makes."""
     groups = build_optimizer(model, cfg, device).param_groups
     decays = [{"params": g["params"], "weight_decay": g["weight_decay"]} for g in groups]
-    return torch.optim.AdamW(decays, lr=cfg.lr, betas=cfg.betas, eps=cfg.eps)
+    fused = (cfg.fused and device.type == "cuda") or None  # as build_optimizer asks for it
+    return torch.optim.AdamW(decays, lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, fused=fused)
 
 
 @pytest.mark.parametrize("split", [None, 3])
-def test_adamw_steps_as_torch_adamw_bit_for_bit(split):
+def test_adamw_steps_as_torch_adamw_bit_for_bit(split, device="cpu"):
     """`adamw` skips torch's dynamo guards (train/optim.py), nothing else: the same weights, bit for bit,
     through a skipped gradient, a spike and (split) a state_dict / load_state_dict round trip."""
-    ours = _run("adamw", len(FACTORS), split=split)
-    theirs = _run("adamw", len(FACTORS), split=split, build=_torch_adamw)
+    ours = _run("adamw", len(FACTORS), split=split, device=device)
+    theirs = _run("adamw", len(FACTORS), split=split, device=device, build=_torch_adamw)
     assert not torch.equal(ours["proj.weight"], Net().proj.weight.detach())  # it trained
     for name in ours:
         assert torch.equal(ours[name], theirs[name]), name
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("split", [None, 3])
+def test_cuda_fused_adamw_steps_as_torch_adamw_bit_for_bit(split):
+    test_adamw_steps_as_torch_adamw_bit_for_bit(split, device="cuda")
 
 
 UNUSED_IN_ONE_PROCESS = ("torch._dynamo", "torch.distributed.fsdp", "torch.distributed.tensor")
