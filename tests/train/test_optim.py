@@ -210,7 +210,7 @@ UNUSED_IN_ONE_PROCESS = ("torch._dynamo", "torch.distributed.fsdp", "torch.distr
 def test_a_training_run_imports_no_dynamo_nor_fsdp(tmp_path):
     """A fresh process trains, checkpoints and carries its optimizer into a second phase without
     importing `torch._dynamo` (torch's optimizers' guards: about 3 s of CPU before the first step, in
-    every spawned rank and worker) or FSDP2 and DTensor (asked whether the model is sharded)."""
+    every study worker and resumed run) or FSDP2 and DTensor (asked whether the model is sharded)."""
     save_yaml(tiny_run(tmp_path / "run"), tmp_path / "run.yaml")
     script = (
         "import sys; from encoderlab.cli import main; "

@@ -45,8 +45,9 @@ through `Optimizer.load_state_dict`, which puts each tensor on the right device 
 No `torch._dynamo` in eager training: `torch.optim.Optimizer` wraps `add_param_group`, `zero_grad`,
 `state_dict` and `load_state_dict` (and torch's AdamW its `step`) in guards that keep `torch.compile`
 from tracing them, and each guard imports `torch._dynamo` on its first call: about as much CPU as
-importing torch itself (2.9-3.3 s of a fresh process's start-up here), paid by every spawned rank, study
-worker and resumed run before its first step, although nothing is compiled. `_Eager` calls the
+importing torch itself (2.9-3.3 s of a fresh process's start-up here), paid by every study worker and
+resumed run before its first step, although nothing is compiled (a DDP rank pays it anyway: torch's
+`DistributedDataParallel` reads dynamo's config when it is built). `_Eager` calls the
 functions under those guards directly (their `__wrapped__`, only where the wrapper is that guard's: a
 torch that wraps them otherwise keeps its wrapper); the guards do nothing in eager mode, so the update
 is the same, bit for bit (tested against torch's AdamW). The cost: a torch that adds work to those
