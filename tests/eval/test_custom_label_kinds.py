@@ -423,3 +423,39 @@ def test_a_split_of_class_ids_beside_train_names_is_told_to_use_one_form(tmp_pat
         r"label '\d' looks like a class id, but the label set \['bad', 'good'\] is of names; ", line
     )
     assert "write every split's labels in one form" in line
+
+
+def test_a_tag_set_without_o_gets_no_o_and_is_scored_over_its_own_tags(tmp_path, model, tokenizer):
+    # was: ("O", "NAME", "WORD"): an O class no word trains on, which the head predicted for words
+    # while it was barely trained (and NER's default order put it first even without O in the data)
+    from sklearn.metrics import accuracy_score, f1_score
+
+    def rows(n: int, seed: int) -> list[dict]:
+        return [
+            {"tokens": r["tokens"], "tags": ["WORD" if t == 0 else "NAME" for t in r["tags"]]}
+            for r in tc_examples(n, seed)
+        ]
+
+    data = {s: _jsonl(tmp_path / f"{s}.jsonl", rows(n, k)) for k, (s, n) in enumerate(
+        (("train", 64), ("validation", 8), ("test", 16)))}  # fmt: skip
+    finetune = {"batch_size": 16, "micro_batch_size": 16, "max_steps": 2}
+    spec = _spec(
+        tmp_path, name="names", family="tc", data=data, metric="sentence_macro_f1", finetune=finetune
+    )
+    task, loaded = load_task(task_from_file(spec))
+    assert task.labels == ("NAME", "WORD")  # sorted, as sc's classes; no O the data lacks
+    result = run_one(task, model, tokenizer, prepare(task, tokenizer, loaded), lr=1e-5, seed=0)
+    predictions = result["predictions"]["test"]
+    gold, pred = [p["gold"] for p in predictions], [p["pred"] for p in predictions]
+    assert gold == [r["tags"] for r in rows(16, 2)]
+    assert {t for s in pred for t in s} <= set(task.labels)  # every word read: no truncation's O
+    scores = result["test"]["test"]
+    flat = [t for s in gold for t in s], [t for s in pred for t in s]
+    assert scores["accuracy"] == pytest.approx(100 * accuracy_score(*flat))
+    by_sentence = [100 * f1_score(g, p, average="macro", zero_division=0) for g, p in zip(gold, pred)]
+    assert scores["sentence_macro_f1"] == pytest.approx(sum(by_sentence) / len(by_sentence))
+    assert "entity_f1" not in scores  # a tag set that is not IOB has no entities
+    ner = {s: _jsonl(tmp_path / f"ner-{s}.jsonl", [
+        {"tokens": r["tokens"], "tags": [("O", "B-PER", "B-LOC", "I-LOC")[t] for t in r["tags"]]}
+        for r in tc_examples(20, k)]) for k, s in enumerate(("train", "test"))}  # fmt: skip
+    assert task_from_file(_spec(tmp_path, name="ner", family="tc", data=ner)).labels[0] == "O"

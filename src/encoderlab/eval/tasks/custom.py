@@ -82,7 +82,7 @@ class TaskSpec:
     """The family's field -> your column (default: the field's own name)."""
     labels: tuple[str, ...] | None = None
     """Class or tag names (sc, pair-sc, tc); default: the column's ClassLabel names, else the
-    values seen in train (sorted; tc puts `O` first)."""
+    values seen in train (sorted; tc puts `O` first where the data has it)."""
     template: str | None = None
     """pair-sc: how the two texts become one input, with `{a}` and `{b}`."""
     metric: str | None = None

@@ -52,7 +52,7 @@ def label_set(
     at: At,
 ) -> tuple[str, ...]:
     """The spec's labels (`given`), else the column's ClassLabel `names`, else the values seen in train's
-    label `cells` (sorted; tc puts `O` first); none for a regression. `at(i)`: where cell i's row is."""
+    label `cells` (sorted; tc puts `O` first where the data has it); none for a regression. `at(i)`: where cell i's row is."""
     if kind == "regression":
         return ()
     if given is not None:
@@ -78,7 +78,9 @@ def label_set(
     seen = {label_name(v) for v, _ in values}
     if family != "tc" and kind == "one":
         _not_a_text_column(values, seen, column, where, at)
-    return ("O", *sorted(seen - {"O"})) if family == "tc" else tuple(sorted(seen))
+    if family == "tc" and "O" in seen:  # NER's convention (CoNLL's, HF's run_ner): O is tag 0
+        return ("O", *sorted(seen - {"O"}))
+    return tuple(sorted(seen))  # a tag set without O (POS, CAP/LOW) got an O no word trains
 
 
 def _values(cells: Iterable) -> list[tuple]:
