@@ -179,6 +179,18 @@ def test_a_word_takes_the_majority_tag_of_its_subwords_ties_to_the_lowest_id():
     assert row["pred"] == ["B", "A"] and row["gold"] == ["B", "A"]
 
 
+def test_words_lost_to_truncation_are_filled_with_o_and_listed_unread():
+    # was: their 'O' read as the tagger's, so `constant` missed a tagger of one tag on the words it read
+    task = Task(name="t", description="", options=TCOptions(labels=("CAP", "LOW")), metric="accuracy",
+                loader=lambda: None)  # fmt: skip
+    feature = {"input_ids": [5] * 2, "labels": [1, 1], "words": [0, 1], "gold": [1, 1, 0, 1]}
+    logits = torch.nn.functional.one_hot(torch.tensor([1, 1]), 2).float()
+    (row,) = TokenClassification.predict(task, _Fixed(logits), [feature])
+    assert row["pred"] == ["LOW", "LOW", "O", "O"] and row["unread"] == [2, 3]
+    whole = {**feature, "gold": [1, 1]}
+    assert "unread" not in TokenClassification.predict(task, _Fixed(logits), [whole])[0]
+
+
 def test_split_words_are_handed_over_pre_split_as_paper_2s_code_does(byte_level):
     words = ["the", "red", "alice"]
     (feature,) = encode_words(byte_level, [words], [[0, 1, 2]], 64, split_words=True)

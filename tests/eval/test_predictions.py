@@ -35,6 +35,20 @@ def test_a_tagger_that_gives_one_tag_to_nearly_every_word_is_flagged_unless_the_
     assert tc(ner) is None  # the gold is 99% 'O': a mostly-'O' tagger is right
 
 
+def test_a_tagger_of_one_tag_is_flagged_by_the_words_it_read_not_the_o_of_truncated_ones():
+    # was: a tagger saying 'LOW' for every word it read went unflagged, since the 'O' that fills the
+    # words lost to truncation made two tags (and a tag set without O scored those words wrong)
+    tc = FAMILIES["tc"].constant
+    cut = [{"gold": ["CAP", "LOW", "LOW", "CAP"], "pred": ["LOW", "LOW", "O", "O"], "unread": [2, 3]}] * 3
+    assert tc(cut) == "predicts tag 'LOW' for every word it read (6 lost to truncation) of all 3 sentences"
+    assert tc([{**p, "pred": ["CAP", "LOW", "O", "O"]} for p in cut]) is None
+    near = [{"gold": ["CAP", "LOW"] * 50 + ["LOW"] * 100, "pred": ["LOW"] * 100 + ["O"] * 100}] * 9
+    near.append({**near[0], "pred": ["CAP"] + ["LOW"] * 99 + ["O"] * 100})
+    unread = [{**p, "unread": list(range(100, 200))} for p in near]
+    assert tc(unread) == "predicts tag 'LOW' for 99.9% of 1,000 words (the gold has it for 50.0%)"
+    assert tc(near) is None  # read as predicted, the filled 'O's made it half 'LOW'
+
+
 def _task(options, metric):
     return Task(name="t", description="", options=options, metric=metric, loader=lambda: None)
 

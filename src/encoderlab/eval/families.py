@@ -138,10 +138,7 @@ class SequenceClassification:
         out = {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred), "n": len(predictions)}
         if "weighted_f1" in (task.metric, task.finetune.select_metric):
             out["weighted_f1"] = weighted_f1(gold, pred)
-        if "f1" in (
-            task.metric,
-            task.finetune.select_metric,
-        ):  # a two-class task's (`custom_family.BINARY_F1`)
+        if "f1" in (task.metric, task.finetune.select_metric):  # two classes' (`custom_family.BINARY_F1`)
             out["f1"] = binary_f1(gold, pred, task.options.positive)
         return out
 
@@ -269,7 +266,7 @@ class TokenClassification:
         argmax = predict_rows(
             module, [f["input_ids"] for f in split], lambda out, r, n: out[r, :n].argmax(-1).tolist()
         )
-        # Words cut off by truncation get "O": a miss for POS accuracy, a missed entity for NER.
+        # Truncated words get "O", a miss (POS) or a missed entity (NER); `constant` skips them (`unread`).
         out = []
         for i, (f, tags) in enumerate(zip(split, argmax)):
             votes: dict[int, Counter] = {}
@@ -281,6 +278,8 @@ class TokenClassification:
                 # to the lowest tag id.
                 words[word] = task.labels[min(counts, key=lambda t: (-counts[t], t))]
             out.append({"i": i, "gold": [task.labels[t] for t in f["gold"]], "pred": words})
+            if unread := [k for k in range(len(words)) if k not in votes]:
+                out[-1]["unread"] = unread
         return out
 
     @staticmethod
@@ -306,14 +305,17 @@ class TokenClassification:
 
     @staticmethod
     def constant(predictions: list[dict]) -> str | None:
-        tags = Counter(t for p in predictions for t in p["pred"])
+        read = [{k: t for k, t in enumerate(p["pred"]) if k not in p.get("unread", ())} for p in predictions]
+        tags = Counter(t for r in read for t in r.values())
         if len(predictions) < 2 or not tags:
             return None
+        lost = sum(len(p.get("unread", ())) for p in predictions)
         if len(tags) == 1:
-            return f"predicts tag '{next(iter(tags))}' for every word of all {len(predictions)} sentences"
+            words = f"every word it read ({lost:,} lost to truncation)" if lost else "every word"
+            return f"predicts tag '{next(iter(tags))}' for {words} of all {len(predictions)} sentences"
         tag, count = tags.most_common(1)[0]
         words = sum(tags.values())
-        gold = sum(g == tag for p in predictions for g in p.get("gold", ())) / words
+        gold = sum(p["gold"][k] == tag for p, r in zip(predictions, read) if "gold" in p for k in r) / words
         if count / words >= NEAR_CONSTANT_SHARE and gold < NEAR_CONSTANT_GOLD:
             return (
                 f"predicts tag '{tag}' for {100 * count / words:.1f}% of {words:,} words "

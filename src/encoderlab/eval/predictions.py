@@ -6,7 +6,8 @@ named by the result record's `predictions` field. One line per example and test 
 (`"split"` = "test" or an out-of-domain split), in the family's own shape:
 
   * sc: {"split", "i", "gold": class name, "pred": class name} (multi-label: lists of names)
-  * tc: {"split", "i", "gold": [tag per word], "pred": [tag per word]}
+  * tc: {"split", "i", "gold": [tag per word], "pred": [tag per word]}, and "unread": [word index]
+    where words got no token (truncation; their "pred" is the fill "O")
   * qa: {"split", "id", "gold": [answer texts] ([] = unanswerable), "pred": text ("" = no answer),
     "no_answer_score" (SQuAD v2: null score minus the best span score)}; the tagger head (`answer_tagger`):
     {"split", "id", "gold": [token positions], "pred": [token positions]} ([] = no answer)
