@@ -81,6 +81,44 @@ def test_a_replace_killed_while_removing_the_old_folder_is_cleaned_up_by_the_nex
     assert _contents(out) == {"a": "new"} and not killed.exists() and _contents(mine) == {"keep": "x"}
 
 
+def _killed_replace(out: Path, step: str, at: int) -> None:
+    """Replace `out` by {"a": "new"} in a forked child SIGKILLed (os._exit: no handler runs) at call `at` of
+    `step` (`Path.rename` or `shutil.rmtree`), before that call does anything."""
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            owner, name = (Path, "rename") if step == "rename" else (atomic.shutil, "rmtree")
+            real, calls = getattr(owner, name), []
+
+            def killed(*args, **kwargs):
+                calls.append(1)
+                if len(calls) == at:
+                    os._exit(9)
+                return real(*args, **kwargs)
+
+            setattr(owner, name, killed)
+            with atomic_folder(out, replace=True) as tmp:
+                (tmp / "a").write_text("new")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+@pytest.mark.parametrize(("step", "at"), [("rename", 1), ("rename", 2), ("rmtree", 1)])
+def test_a_replace_killed_at_any_step_of_the_swap_is_cleaned_up_by_the_next(tmp_path, step, at):
+    """A SIGKILL between the swap's renames left the old folder, unmarked, at a hidden name and no `out`: the
+    next write then renamed without a swap, and nothing ever removed that hidden folder."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a").write_text("old")
+    _killed_replace(out, step, at)
+    whole = [_contents(f) for f in (out, tmp_path / "out.tmp") if f.is_dir()]
+    assert {"a": "old"} in whole or {"a": "new"} in whole  # one of them, whole, somewhere a user finds it
+    with atomic_folder(out, replace=True) as tmp:
+        (tmp / "a").write_text("newer")
+    assert _contents(out) == {"a": "newer"} and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 def test_an_interruption_removes_the_folder_unless_asked_to_keep_it(tmp_path):
     with pytest.raises(KeyboardInterrupt), atomic_folder(tmp_path / "out") as tmp:
         raise KeyboardInterrupt

@@ -32,11 +32,13 @@ A full disk (or a spent quota, or a file past the size limit: `errors.NO_ROOM`) 
 its errno, naming the folder, when it leaves `atomic_folder`, even when a library reported it as its own
 exception (`errors.no_room`), so the CLI gives its one line and exit code 3.
 
-A replaced folder is swapped out through a third name (`.NAME.PID.replaced.tmp`, marked `PARTIAL`) before the
-new one is renamed into place, and removed after: `path` always holds the old folder or the new one, whole.
-Removing it first left neither when a Ctrl-C landed in that removal (seconds for a model): half the old folder,
-and the complete new one removed by the cleanup. The trade-off: a SIGKILL during the removal leaves that hidden
-folder beside `path`, a leftover the next replace of `path` removes (none of the owners reads a hidden name).
+A replaced folder is marked `PARTIAL` and swapped out through a third name (`.NAME.PID.replaced.tmp`) before the
+new one is renamed into place, and removed after: after an interruption `path` holds the old folder or the new
+one, whole. Removing it first left neither when a Ctrl-C landed in that removal (seconds for a model): half the
+old folder, and the complete new one removed by the cleanup. The trade-offs: a SIGKILL after the marking leaves
+that hidden folder beside `path`, a leftover the next replace of `path` removes whether or not `path` exists
+(none of the owners reads a hidden name; the trainer's checkpoint cleanup removes any `.tmp`); one between the two
+renames leaves no `path`, the new folder whole in its temporary sibling (a leftover to its owner, written again).
 """
 
 from __future__ import annotations
@@ -137,6 +139,8 @@ def savefig_atomic(fig: Any, path: Path, **kwargs: Any) -> None:
 def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
     """Rename the finished folder `tmp` to `path`, replacing an existing `path` when `replace`."""
     tmp, path = Path(tmp), Path(path)
+    if replace:
+        _remove_replaced(path)
     if replace and path.exists():
         return _swap(tmp, path)
     try:
@@ -152,31 +156,49 @@ def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
         ) from None
 
 
-def _swap(tmp: Path, path: Path) -> Path:
-    """Put the finished folder `tmp` in the place of the folder `path`: `path` renamed out of the way (a hidden
-    `.NAME.PID.replaced.tmp` beside it, holding the `PARTIAL` marker), `tmp` renamed into its place, then the old
-    one removed. Removing the old folder first took seconds for a model, and a Ctrl-C then left half of it at
-    `path` and removed the complete new one: neither was left. An interruption now lands before the swap (the old
-    folder put back), or after it (the new one in place; the old one's removal finishes in the handler). A
-    SIGKILL during the removal leaves the hidden folder, removed by the next replace of `path`."""
+def _remove_replaced(path: Path) -> None:
+    """Remove what a replace of `path` killed mid-swap left beside it: a hidden `.NAME.PID.replaced.tmp` holding
+    `PARTIAL` (the old folder, whole or half removed). Run before every replace, whether or not `path` exists: a
+    kill between the two renames leaves no `path`, and the next write of it then renamed without a swap, so a
+    leftover looked for only inside the swap stayed for good."""
     for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.replaced.tmp"):
-        if (leftover / PARTIAL).is_file():  # ours: a replace of `path` killed while removing it
+        if (leftover / PARTIAL).is_file():  # ours: a user's folder of that name has no marker
             shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _swap(tmp: Path, path: Path) -> Path:
+    """Put the finished folder `tmp` in the place of the folder `path`: `path` marked (`PARTIAL`) and renamed out of
+    the way (a hidden `.NAME.PID.replaced.tmp` beside it), `tmp` renamed into its place, then the old one removed.
+    Removing the old folder first took seconds for a model, and a Ctrl-C then left half of it at `path` and removed
+    the complete new one: neither was left. An interruption now lands before the swap (the old folder put back,
+    unmarked), or after it (the new one in place; the old one's removal finishes in the handler). The marker goes in
+    before the first rename, so a SIGKILL anywhere after it leaves a hidden folder the next replace of `path`
+    removes (`_remove_replaced`); one between the renames leaves no `path` (the new folder whole in `tmp`, which its
+    owner takes for a leftover): the one instant two renames cannot close."""
     old = path.with_name(f".{path.name}.{os.getpid()}.replaced.tmp")
-    path.rename(old)
+    (path / PARTIAL).touch()  # a kill before the rename leaves it in a finished folder: never a refusal
     try:
-        (old / PARTIAL).touch()
+        path.rename(old)
         tmp.rename(path)
     except BaseException:
-        (old / PARTIAL).unlink(missing_ok=True)
-        old.rename(path)
+        if not tmp.exists():  # interrupted after the swap: the new folder is in place
+            _finish_removal(old)
+            raise
+        if old.exists() and not path.exists():
+            old.rename(path)
+        (path / PARTIAL).unlink(missing_ok=True)
         raise
+    _finish_removal(old)
+    return path
+
+
+def _finish_removal(old: Path) -> None:
+    """Remove the replaced folder `old`; an interruption in that removal finishes it before going on."""
     try:
         shutil.rmtree(old)
     except BaseException:
         shutil.rmtree(old, ignore_errors=True)  # the new folder is in place: finish removing the old one
         raise
-    return path
 
 
 def folder_named(path: Path | str) -> Path:
