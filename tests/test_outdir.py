@@ -137,5 +137,29 @@ def test_a_live_writers_marker_file_is_not_taken_for_a_leftover(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / f".{MARKER}.{os.getppid()}.tmp").write_text("")  # its writer (our parent) still runs
-    with pytest.raises(UserError, match="did not create"):
+    with pytest.raises(UserError, match="being created by another command"):
         check_output(out, "pretrain")
+
+
+def test_a_marker_write_killed_on_another_host_is_judged_by_age_as_a_locks_files_are(tmp_path):
+    """On a shared file system the pid in the marker's temporary file means nothing here: one of another node,
+    whose pid is not alive on this one, was taken for a leftover, and `create_output` removed it under its live
+    writer. It is another command's until an hour old (`locks.writer_gone`), as a lock's temporary file is."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    elsewhere = "from encoderlab import locks\nlocks.host_id = lambda *a, **k: '0badc0de'  # another node\n"
+    killed = subprocess.run([sys.executable, "-c", elsewhere + KILLED_IN_THE_MARKER_WRITE, str(out)], env=env)
+    assert killed.returncode == -9 and owner(out) is None
+    before = _snapshot(out)
+    with pytest.raises(UserError, match="being created by another command now"):
+        check_output(out, "pretrain")
+    assert _snapshot(out) == before
+    (left,) = out.iterdir()
+    os.utime(left, (time.time() - 7200, time.time() - 7200))  # two hours on: its writer is gone
+    assert check_output(out, "pretrain") == out
+    create_output(out, "pretrain")
+    assert sorted(p.name for p in out.iterdir()) == [MARKER]

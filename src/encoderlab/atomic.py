@@ -1,6 +1,6 @@
 """Atomic writes of files and folders: a reader sees the old one or the new one, never half of either.
 
-Files: the bytes go to a temporary name in the same folder (with the writer's pid, so two processes
+Files: the bytes go to a temporary name in the same folder (with the writer's pid and host id, so two processes
 never share one), are flushed to disk, then renamed over the target (`atomic_file`,
 `write_text_atomic`, `write_json_atomic`, `write_csv_atomic`, `savefig_atomic`; `cached_arrays`
 for .npz caches). Markers, summaries, progress records, configs, reports, caches, compute logs and the figures with the tables behind them all go through here.
@@ -71,8 +71,11 @@ def atomic_file(path: Path, suffix: str = "") -> Iterator[Path]:
     The temporary file is removed when the block raises or is interrupted (a small file is cheap to
     write again; nothing resumes from it).
     """
+    from encoderlab.locks import host_id
+
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp{suffix}")
+    # pid and host, as a lock's temporary files are named: a leftover is judged by `locks.writer_gone`
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{host_id()}.tmp{suffix}")
     try:
         yield tmp
         os.replace(tmp, path)

@@ -244,21 +244,29 @@ def _remove_leftovers(lock: Path, now: float) -> None:
     `LEFTOVER_OF_ANOTHER_HOST_S` old. Judged by pid alone, a live process's file on another node of a shared file
     system was removed before it was linked into place (that process failed with a FileNotFoundError
     traceback), and so was its clock probe."""
-    here = host_ids_here()
     for stale in lock.parent.glob(f"{lock.name}.*.tmp"):
-        writer = _writer(stale.name, lock.name)
-        if writer is None:
-            continue
-        pid, host = writer
-        if host is None or host in here:
-            gone = not _pid_alive(pid)
-        else:
-            try:
-                gone = now - stale.stat().st_mtime > LEFTOVER_OF_ANOTHER_HOST_S
-            except OSError:
-                continue  # removed meanwhile
-        if gone:
+        if writer_gone(stale, lock.name, now):
             stale.unlink(missing_ok=True)
+
+
+def writer_gone(temp: Path, stem: str, now: float) -> bool | None:
+    """Whether the writer of the temporary file `temp` (`STEM.PID.HOST.tmp`, or `STEM.PID.tmp` of an older
+    encoderlab) is known to be gone, the one rule for every such file (a lock's, `atomic.atomic_file`'s): one of this
+    host (or named without a host) when its pid is not alive; one of another host, whose pid means nothing here, once
+    its mtime is more than `LEFTOVER_OF_ANOTHER_HOST_S` older than `now`. None for a name not of that form. A pid
+    reused since by a live process keeps the file its writer's (judged live, never removed), as a lock's."""
+    writer = (
+        _writer(temp.name, stem) if temp.name.startswith(f"{stem}.") and temp.name.endswith(".tmp") else None
+    )
+    if writer is None:
+        return None
+    pid, host = writer
+    if host is None or host in host_ids_here():
+        return not _pid_alive(pid)
+    try:
+        return now - temp.stat().st_mtime > LEFTOVER_OF_ANOTHER_HOST_S
+    except OSError:
+        return False  # removed meanwhile: nothing to remove
 
 
 @contextlib.contextmanager

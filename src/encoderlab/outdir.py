@@ -136,8 +136,10 @@ def check_output(
             )
     check_outside_run_parts(path, flag)
     check_outside_artefacts(path, flag)
-    if path.is_dir() and any(not _killed_marker_write(p) for p in path.iterdir()):
+    entries = [p for p in path.iterdir() if _marker_write(p) is not True] if path.is_dir() else []
+    if entries:
         mark = owner(path)
+        _check_no_marker_write(path, mark, entries, flag)
         if mark is None and not (legacy and legacy(path)):
             raise UserError(
                 f"{flag} {path} is a non-empty folder that encoderlab did not create; nothing in it was changed: "
@@ -279,22 +281,37 @@ def create_output(path: Path | str, kind: str) -> Path:
             path / MARKER, json_text({"kind": kind, "version": __version__, "created": stamp}) + "\n"
         )
     for entry in path.iterdir():
-        if _killed_marker_write(entry):
+        if _marker_write(entry) is True:
             entry.unlink(missing_ok=True)
     return path
 
 
-def _killed_marker_write(entry: Path) -> bool:
-    """Whether `entry` is the temporary file of a marker whose writer was killed mid-write (`atomic_file`'s
-    `.MARKER.PID.tmp`, its pid gone from this host): `create_output` makes the folder, then writes the marker
-    through it, so a SIGKILL in that write (an fsync: long on a network disk) left a folder holding that file
-    alone, and every rerun refused it as "a non-empty folder that encoderlab did not create". It counts as
-    nothing there, and the next `create_output` removes it."""
-    from encoderlab.locks import holder_alive, host_id
+def _marker_write(entry: Path) -> bool | None:
+    """For the temporary file of a marker (`atomic_file`'s `.MARKER.PID.HOST.tmp`): whether its writer is known gone
+    (`locks.writer_gone`, the rule of a lock's temporary files: by pid on this host, by an hour's age on another,
+    where a pid means nothing); None for any other entry. `create_output` makes the folder, then writes the marker
+    through it, so a SIGKILL in that write (an fsync: long on a network disk) left a folder holding that file alone,
+    and every rerun refused it as "a non-empty folder that encoderlab did not create": one whose writer is gone
+    counts as nothing there, and the next `create_output` removes it. Judged by pid alone, the file of a live writer
+    on another node of a shared file system was taken for a leftover and removed under it. The clock is this
+    host's, as nothing may be created here to read the file system's: an hour absorbs any skew."""
+    import time
 
-    prefix, name = f".{MARKER}.", entry.name
-    pid = name[len(prefix) : -len(".tmp")] if name.startswith(prefix) and name.endswith(".tmp") else ""
-    return pid.isdigit() and holder_alive({"pid": int(pid), "host_id": host_id()}) is False
+    from encoderlab.locks import writer_gone
+
+    return writer_gone(entry, f".{MARKER}", time.time())
+
+
+def _check_no_marker_write(path: Path, mark: dict | None, entries: list[Path], flag: str) -> None:
+    """Refuse `path` while a process that may live (here, or on another host) writes its marker: another command
+    creating the same folder now, not someone else's folder."""
+    writing = [p for p in entries if mark is None and _marker_write(p) is False]
+    if writing:
+        raise UserError(
+            f"{flag} {path} is being created by another command now (its marker {writing[0].name} is being written "
+            f"by a process here or on another host); nothing was changed: wait for it, or delete {writing[0]} if "
+            "no command writes there"
+        )
 
 
 def check_output_file(
