@@ -65,12 +65,18 @@ _RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
 def no_room(exc: BaseException) -> OSError | None:
     """`exc` as the `OSError` of a write that found no room (`NO_ROOM`), else None. A library written in Rust
     reports one as its own exception, "... No space left on device (os error 28)" (safetensors'
-    SafetensorError, tokenizers' bare Exception), which is taken for the OSError it is."""
+    SafetensorError, tokenizers' bare Exception), which is taken for the OSError it is: only where the
+    system's own words for that errno come right before it, as Rust's `io::Error` writes them, so a message
+    that merely quotes "(os error 28)" (a file name, a value echoed back) is not a full disk."""
     if isinstance(exc, OSError):
         return exc if exc.errno in NO_ROOM else None
-    found = _RUST_OS_ERROR.search(str(exc)) if isinstance(exc, Exception) else None
-    code = int(found.group(1)) if found else None
-    return OSError(code, os.strerror(code)) if code in NO_ROOM else None
+    text = str(exc) if isinstance(exc, Exception) else ""
+    for found in _RUST_OS_ERROR.finditer(text):
+        code = int(found.group(1))
+        said = os.strerror(code) if code in NO_ROOM else None
+        if said is not None and text[: found.start()].endswith(f"{said} "):
+            return OSError(code, said)
+    return None
 
 
 class WrongType(UserError):

@@ -170,3 +170,8 @@ def test_no_room_reads_a_rust_librarys_own_exception():
     assert no_room(OSError(errno.EACCES, "Permission denied")) is None  # a path to fix: exit 2 elsewhere
     assert no_room(Exception("Error while serializing: some other failure (os error 13)")) is None
     assert no_room(KeyboardInterrupt()) is None
+    # a number merely quoted beside the words (a file name, a value echoed back) is no full disk
+    assert (
+        no_room(Exception("cannot open 'shard (os error 28).bin': Permission denied (os error 13)")) is None
+    )
+    assert no_room(ValueError("invalid value '(os error 28)' for field text")) is None
