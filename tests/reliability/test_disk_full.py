@@ -175,3 +175,22 @@ def test_no_room_reads_a_rust_librarys_own_exception():
         no_room(Exception("cannot open 'shard (os error 28).bin': Permission denied (os error 13)")) is None
     )
     assert no_room(ValueError("invalid value '(os error 28)' for field text")) is None
+
+
+def test_a_rust_librarys_no_room_in_a_study_node_names_the_node():
+    """A node's tokenizer save (tokenizers: a bare Exception "... (os error 27)") skipped the study's own table of
+    write failures, which took OSErrors alone: the CLI's line then named no node, and said to rerun as any command."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    from encoderlab.errors import DiskFull
+    from encoderlab.study import runner
+
+    failed: Future = Future()
+    failed.set_exception(Exception(f"I/O error: {os.strerror(errno.EFBIG)} (os error {errno.EFBIG})"))
+    with pytest.raises(DiskFull, match=r"^study node pretrain/x: file too large; raise the file size limit"):
+        runner._marker(failed, SimpleNamespace(name="pretrain/x"))
+    other: Future = Future()
+    other.set_exception(Exception("some other failure"))
+    with pytest.raises(Exception, match="^some other failure$"):
+        runner._marker(other, SimpleNamespace(name="pretrain/x"))

@@ -52,7 +52,7 @@ from tqdm.auto import tqdm
 from encoderlab import jsonlines
 from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
-from encoderlab.errors import NO_ROOM, DiskFull, UserError
+from encoderlab.errors import NO_ROOM, DiskFull, UserError, no_room
 from encoderlab.locks import folder_lock, is_lock_file
 from encoderlab.outdir import (
     STUDY_RECORD,
@@ -318,10 +318,11 @@ def _marker(future: Future, node: Node) -> NodeMarker:
     except UserError as exc:
         in_node(exc, node)
         raise
-    except OSError as exc:
-        if exc.errno not in _UNWRITABLE:
+    except Exception as exc:  # an OSError, or a Rust library's own exception for one (`errors.no_room`)
+        failure = exc if isinstance(exc, OSError) and exc.errno == errno.EROFS else no_room(exc)
+        if failure is None:
             raise
-        refusal = unwritable(exc)
+        refusal = unwritable(failure)
         in_node(refusal, node)
         raise refusal from None
 
