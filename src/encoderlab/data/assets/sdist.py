@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     """Fetch from the first place that has the file (the indexes given after DEST, else pip's: `places`);
     else one line on stdout for the log `cache.explain_failure` reads: a network failure's if any place
     could not be reached (the file may be there), else the first one's "not found" (no-index with no
-    find-links leaves nowhere to look: "not found", as pip says of every download then)."""
+    find-links leaves nowhere to look: `NOWHERE`)."""
     package, filename, dest, *indexes = argv if argv is not None else sys.argv[1:]
     lines = []
     for place in [Place(index) for index in indexes] or places():
@@ -288,8 +288,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         lines.append(why)
     unreached = [line for line in lines if line.startswith("could not fetch")]
-    print((unreached or lines or [f"{filename} was not found: pip's no-index is set and no find-links"])[0])
+    print((unreached or lines or [NOWHERE])[0])
     return 1
+
+
+NOWHERE = "nowhere to look: pip's no-index is set and no find-links is"
+"""The client's line when pip's settings leave no place (`places`): `cache.explain_failure` says it as such. It was
+"FILE was not found", which read as a withdrawn pin ("update the pin"), where the fix is pip's settings."""
 
 
 if __name__ == "__main__":
