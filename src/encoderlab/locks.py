@@ -28,8 +28,10 @@ The temporary files beside a lock (the one linked into place, a lease judge's cl
 their writer's host (`host_id`: its name and its machine's id, which the lock records too, so nodes sharing a host
 name are told apart), so the cleanup before a lock is taken judges by pid only the files of its own host
 (and those of older encoderlab, named without one): another node's, whose pid means nothing here, are removed
-only once an hour old. A file removed before it was linked anyway (by an older encoderlab on another node) is
-written again, and the command refused with one line after three such losses, never a traceback.
+only once an hour old (`writer_gone`, the one rule, which `atomic.atomic_file`'s temporary files, named so too,
+are judged by: an output folder's marker cut short by a kill, `outdir`). A file removed before it was linked anyway
+(by an older encoderlab on another node) is written again, and the command refused with one line after three such
+losses, never a traceback.
 
 `waiting_lock` is the other kind: a bare `flock` whose second taker waits instead of being refused (the
 assets cache, where the second fetch of a file then finds it fetched), its file removed by a failed block.

@@ -8,7 +8,10 @@ A command that writes a folder (a run, an evaluation, an export, a transplant, a
   * a non-empty folder that encoderlab did not create, or that another kind of command created.
 Only once every other check of the command has passed does it call `create_output`, which makes the
 folder and drops an ownership marker (`.encoderlab.json`: kind, version, time) into it. A refused
-command therefore leaves the file system exactly as it found it.
+command therefore leaves the file system exactly as it found it. A marker write cut short by a kill leaves its
+temporary file alone in the folder: counted as nothing once its writer is known gone (`locks.writer_gone`), and
+removed by the next `create_output`; while that writer may live (here, or on another host), the folder is refused
+as being created by another command now.
 
 Commands that write one result file (`bench --out F.json`) call `check_output_file`: a folder, an
 uncreatable parent or an existing file that is not a previous result of that command (told by the
