@@ -331,3 +331,19 @@ def test_a_relative_find_links_folder_is_read_from_where_the_command_runs(index,
         "beta",
     ]
     assert not marker.exists()
+
+
+def test_a_relative_find_links_folder_of_pip_conf_is_read_from_where_the_command_runs(
+    index, tmp_path, monkeypatch
+):
+    """pip reads a relative find-links of pip.conf from where it runs, as it reads `PIP_FIND_LINKS`: the clients,
+    run in their staging folder, looked for `index/files` there, and the fetch said the pin was not available."""
+    _, source, marker = index
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PIP_INDEX_URL")
+    conf = tmp_path / "pip.conf"
+    conf.write_text(f"[global]\nindex-url = {UNREACHABLE}\nno-index = true\nfind-links = index/files\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    register_asset(monkeypatch, "evil", source=source, records=_records)
+    assets.fetch(["evil"])
+    assert assets.asset_jsonl("evil").is_file() and not marker.exists()

@@ -245,7 +245,7 @@ def _call_client(cmd: list[str], source: Source, staging: Path, log_path: Path) 
         **os.environ,
         "TMPDIR": str(_mkdir(staging / "tmp")),
         "PIP_NO_INPUT": "1",
-        **sdist.absolute_find_links(),
+        **(sdist.absolute_find_links() if source.registry == "pypi" else {}),
     }
     done = threading.Event()
     watcher = threading.Thread(

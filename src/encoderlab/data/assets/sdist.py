@@ -135,12 +135,16 @@ def _local_url(entry: str) -> str:
     return Path(entry).expanduser().resolve().as_uri()
 
 
-def absolute_find_links() -> dict[str, str]:
-    """`PIP_FIND_LINKS` with each local path as an absolute `file://` address, for a client's environment:
-    the clients run in their staging folder, where pip (and `places`) would read `./wheels` from; {} when it
-    is unset. A relative path in pip.conf is still read from there, as pip reads it."""
+def absolute_find_links(settings: dict[str, str] | None = None) -> dict[str, str]:
+    """pip's find-links (`PIP_FIND_LINKS`, else pip.conf's, by `_setting`'s precedence) with each local path as an
+    absolute `file://` address, as `PIP_FIND_LINKS` for a client's environment: the clients run in their staging
+    folder, where pip (and `places`) would read `./wheels` from, while pip run by hand reads it from where it runs
+    (pip.conf's relative paths too: pip resolves none against the file); {} when none is set."""
     given = os.environ.get("PIP_FIND_LINKS")
-    return {} if given is None else {"PIP_FIND_LINKS": " ".join(_local_url(e) for e in given.split())}
+    if given is None:
+        given = _setting(pip_settings() if settings is None else settings, "find-links")
+    entries = given.split()
+    return {"PIP_FIND_LINKS": " ".join(_local_url(e) for e in entries)} if entries else {}
 
 
 def client_command(package: str, filename: str, dest: Path) -> list[str]:
