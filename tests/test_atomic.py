@@ -81,27 +81,33 @@ def test_a_replace_killed_while_removing_the_old_folder_is_cleaned_up_by_the_nex
     assert _contents(out) == {"a": "new"} and not killed.exists() and _contents(mine) == {"keep": "x"}
 
 
+KILLED_IN_THE_SWAP = """
+import os, sys
+from pathlib import Path
+from encoderlab import atomic
+step, at = sys.argv[2], int(sys.argv[3])
+owner, name = (Path, "rename") if step == "rename" else (atomic.shutil, "rmtree")
+real, calls = getattr(owner, name), []
+def killed(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == at:
+        os._exit(9)  # SIGKILL's effect: no handler, no cleanup
+    return real(*args, **kwargs)
+setattr(owner, name, killed)
+with atomic.atomic_folder(Path(sys.argv[1]), replace=True) as tmp:
+    (tmp / "a").write_text("new")
+"""
+
+
 def _killed_replace(out: Path, step: str, at: int) -> None:
-    """Replace `out` by {"a": "new"} in a forked child SIGKILLed (os._exit: no handler runs) at call `at` of
-    `step` (`Path.rename` or `shutil.rmtree`), before that call does anything."""
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        try:
-            owner, name = (Path, "rename") if step == "rename" else (atomic.shutil, "rmtree")
-            real, calls = getattr(owner, name), []
+    """Replace `out` by {"a": "new"} in a child process killed at call `at` of `step` (`Path.rename` or
+    `shutil.rmtree`), before that call does anything."""
+    import subprocess
+    import sys
 
-            def killed(*args, **kwargs):
-                calls.append(1)
-                if len(calls) == at:
-                    os._exit(9)
-                return real(*args, **kwargs)
-
-            setattr(owner, name, killed)
-            with atomic_folder(out, replace=True) as tmp:
-                (tmp / "a").write_text("new")
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.run([sys.executable, "-c", KILLED_IN_THE_SWAP, str(out), step, str(at)], env=env)
+    assert child.returncode == 9
 
 
 @pytest.mark.parametrize(("step", "at"), [("rename", 1), ("rename", 2), ("rmtree", 1)])
