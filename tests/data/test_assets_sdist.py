@@ -347,3 +347,19 @@ def test_a_relative_find_links_folder_of_pip_conf_is_read_from_where_the_command
     register_asset(monkeypatch, "evil", source=source, records=_records)
     assets.fetch(["evil"])
     assert assets.asset_jsonl("evil").is_file() and not marker.exists()
+
+
+def test_a_find_links_page_linking_through_a_base_address_serves_the_file(index, tmp_path, monkeypatch):
+    """A page's relative links are read against its `<base href>`, as pip reads them: they were read against the
+    page's own address, so the file was looked for where it is not."""
+    _, source, _ = index
+    page = tmp_path / "links" / "page.html"
+    page.parent.mkdir()
+    base = (tmp_path / "index" / "files").as_uri() + "/"
+    page.write_text(
+        f'<html><head><base href="{base}"></head><a href="{source.filename}">{source.filename}</a></html>'
+    )
+    monkeypatch.setenv("PIP_INDEX_URL", UNREACHABLE)
+    monkeypatch.setenv("PIP_FIND_LINKS", str(page))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    assert _fetched(source, tmp_path / "out.tar.gz")

@@ -161,31 +161,40 @@ def project_page(index: str, package: str) -> str:
 
 
 class _Links(html.parser.HTMLParser):
-    """The `href` of each anchor of a PEP 503 page."""
+    """The `href` of each anchor of a PEP 503 page, and the page's first `<base href>`, which its relative links are
+    read against (as pip reads them: a find-links page generated elsewhere often links through one)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.hrefs: list[str] = []
+        self.base: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         href = dict(attrs).get("href")
         if tag == "a" and href:
             self.hrefs.append(href)
+        elif tag == "base" and href and self.base is None:
+            self.base = href
+
+    def address(self, page: str, href: str) -> str:
+        """`href`, a link of the page at `page`, as an address (its fragment, a hash, dropped)."""
+        base = urllib.parse.urljoin(page, self.base) if self.base else page
+        return urllib.parse.urldefrag(urllib.parse.urljoin(base, href)).url
 
 
 def file_url(index: str, package: str, filename: str) -> str:
     """The address of `filename` on `package`'s page; LookupError when the page does not list it."""
     page = project_page(index, package)
     body, kind = _read_page(page)
+    links = _Links()
     if kind == JSON_PAGE:
         hrefs = [f.get("url", "") for f in json.loads(body).get("files", []) if f.get("filename") == filename]
     else:
-        links = _Links()
         links.feed(body.decode("utf-8", errors="replace"))
         hrefs = [h for h in links.hrefs if _named(h) == filename]
     if not hrefs:
         raise LookupError(f"{filename} was not found on {shown(page)}")
-    return urllib.parse.urldefrag(urllib.parse.urljoin(page, hrefs[0])).url
+    return links.address(page, hrefs[0])
 
 
 def link_url(location: str, filename: str) -> str:
@@ -208,7 +217,7 @@ def link_url(location: str, filename: str) -> str:
     hrefs = [h for h in links.hrefs if _named(h) == filename]
     if not hrefs:
         raise LookupError(f"{filename} was not found on {shown(location)}")
-    return urllib.parse.urldefrag(urllib.parse.urljoin(location, hrefs[0])).url
+    return links.address(location, hrefs[0])
 
 
 def _read_page(page: str) -> tuple[bytes, str]:
