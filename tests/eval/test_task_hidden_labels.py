@@ -1,7 +1,7 @@
 """A local test file whose labels are -1, the mark of labels a dataset does not publish (GLUE's test splits,
 as a `run_glue.py` user's export writes them beside labelled train rows). The refusal told the user to add
--1 to `labels:`, which made it a class no training row has: every test row scored wrong, unsaid. It now
-says what -1 is and the two fixes (a labelled file, or a test cut from train)."""
+-1 to `labels:`, which made it a class no training row has: every test row scored wrong, unsaid. It is now the
+hidden label's one line (`refuse_hidden_labels`, as a hub split's), with the fixes of the split it is in."""
 
 from __future__ import annotations
 
@@ -45,7 +45,11 @@ def test_a_test_file_of_minus_one_labels_is_told_it_is_unpublished_not_to_add_th
         load_task(task_from_file(path))
     said = str(refused.value)
     assert said.startswith(f"task file {path}: ") and "\n" not in said
-    assert re.search(r"-1 is how a dataset writes a label it does not publish .*data\.test_fraction$", said)
+    hidden = r"test split, test\.\w+: 6 rows of 6 \(e\.g\. line \d\) have the label -1 in 'label', the dataset's hidden label"
+    assert re.search(
+        hidden + r"; name a labelled file in data\.test, or cut test from train with data\.test_fraction$",
+        said,
+    )
     assert "add it to `labels:`" not in said and "name every class in `labels:`" not in said
 
 
@@ -56,6 +60,39 @@ def test_the_command_refuses_in_the_documented_line_and_writes_nothing(tmp_path,
     path = _task(tmp_path, "csv", None)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--lrs", "1e-4", "--seeds", "0"]
     code, err = cli([*argv, "--out", tmp_path / "e"], capsys)
-    assert_one_line(code, err, r"label '-1' is not in the label set \['0', '1'\]; -1 is how a dataset writes")
+    assert_one_line(
+        code, err, r"test split, test\.csv: 6 rows of 6 \(e\.g\. line 2\) have the label -1 in 'label'"
+    )
     assert_printed_as_documented("task-file-hidden-labels-in-file", err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize(
+    ("split", "fix"),
+    [
+        (
+            "validation",
+            r"name a labelled file in data\.validation, or leave it out to cut validation from train$",
+        ),
+        ("train", r"drop those rows from the train file .*, or name a labelled file in data\.train$"),
+    ],
+)
+def test_minus_one_labels_outside_test_are_given_their_own_splits_fix(tmp_path, split, fix):
+    """-1 in a validation file, or in a train file beside `labels:` (SNLI's unlabelled rows), was told to
+    cut test from train with data.test_fraction: a fix of the test split, which leaves the -1 rows read."""
+    rows = [{"text": f"train {w} {i}", "label": i % 2} for i, w in enumerate(WORDS * 5)]
+    test = [{"text": f"test {w}", "label": i % 2} for i, w in enumerate(WORDS)]
+    files = {"train": rows, "test": test}
+    if split == "validation":
+        files["validation"] = [{"text": f"dev {w}", "label": -1} for w in WORDS]
+    else:
+        rows[3] = {**rows[3], "label": -1}
+    for name, content in files.items():
+        write_jsonl(tmp_path / f"{name}.jsonl", content)
+    spec = {"family": "sc", "data": {s: f"{s}.jsonl" for s in files}, "labels": ["neg", "pos"]}
+    path = write_task_file(tmp_path, "glue.yaml", name="glue", **spec)
+    with pytest.raises(UserError) as refused:
+        load_task(task_from_file(path))
+    said = str(refused.value)
+    assert f"{split} split" in said and "-1" in said and "\n" not in said
+    assert re.search(fix, said) and "test_fraction" not in said

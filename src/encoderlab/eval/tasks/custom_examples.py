@@ -44,6 +44,7 @@ from encoderlab.eval.tasks.custom_labels import (
     label_set,
     reads_ids,
     refuse_hidden_labels,
+    refuse_unpublished_labels,
     tc_shape,
     written,
 )
@@ -142,6 +143,8 @@ def _labelled(
     cells = [raw["train"][i][field_] for i in in_train]  # an example a refusal gives names its split and line
     at = lambda k: places["train"].of("train", in_train[k])  # noqa: E731
     labels = label_set(spec.labels, spec.family, kind, names, cells, label_col, where, at)
+    if kind != "regression":  # a target of -1 is a number like any other
+        refuse_unpublished_labels(labels, raw, places, (field_, label_col), where)
     if spec.labels is None:
         named = names is not None
     else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them

@@ -202,13 +202,14 @@ HIDDEN_FIX = {
 }
 
 
-HIDDEN_LABEL_FIX = (
-    "-1 is how a dataset writes a label it does not publish (GLUE's test splits, exported as run_glue.py "
-    "reads them), and such rows cannot be scored: name a labelled file for the split, or cut test from train "
-    "with data.test_fraction"
-)
-"""The fix of a plain -1 label outside the label set (a local export's hidden labels; a class-label
-column's are `refuse_hidden_labels`')."""
+LOCAL_HIDDEN_FIX = {
+    "train": "drop those rows from the train file (a dataset's unlabelled rows, as SNLI's), or name a labelled "
+    "file in data.train",
+    "validation": "name a labelled file in data.validation, or leave it out to cut validation from train",
+    "test": "name a labelled file in data.test, or cut test from train with data.test_fraction",
+}
+"""The fix per split of a plain -1 label outside the label set in a local file (`refuse_unpublished_labels`);
+a hub split's are `HIDDEN_FIX` (a split mapping in data.splits)."""
 
 
 def class_of(value, names: tuple[str, ...]):
@@ -218,7 +219,9 @@ def class_of(value, names: tuple[str, ...]):
     return [names[v] for v in value] if isinstance(value, list) else names[value]
 
 
-def refuse_hidden_labels(split: str, cells: list, places: RowPlaces, column: str, where: str) -> None:
+def refuse_hidden_labels(
+    split: str, cells: list, places: RowPlaces, column: str, where: str, fixes: dict[str, str] = HIDDEN_FIX
+) -> None:
     """A class-label column's -1 is `datasets`' mark of a label the dataset does not publish (GLUE's and
     SuperGLUE's test splits): read as a class id, a test split of them scored every prediction wrong,
     and a train split of them failed in the loss. Called on columns with class names only, where -1
@@ -229,8 +232,35 @@ def refuse_hidden_labels(split: str, cells: list, places: RowPlaces, column: str
         raise UserError(
             f"{where}: {places.whole(split, header=False)}: {count(len(hidden), 'row')} of {len(cells)} "
             f"(e.g. {places.row(min(hidden, key=places.order.__getitem__))}) have the label -1 in {column!r}, the dataset's hidden "
-            f"label; {HIDDEN_FIX[split]}"
+            f"label; {fixes[split]}"
         )
+
+
+def refuse_unpublished_labels(
+    labels: tuple[str, ...],
+    raw: dict[str, list[dict]],
+    places: dict[str, RowPlaces],
+    fields: tuple[str, str],
+    where: str,
+) -> None:
+    """Refuse -1 in a plain label column (a local export of GLUE's test split, as `run_glue.py` reads it;
+    SNLI's unlabelled rows) where -1 is no class of `labels` (every split's rows, our field names; `fields`:
+    the field and its column): the hidden label of `refuse_hidden_labels`, by its one line, with the fix of
+    the split it is in. Was refused row by row with the test split's fix wherever it stood (a validation
+    file was told to cut test from train), and before that told to add -1 to `labels:`, a class no training
+    row has, so every such row scored wrong. Where -1 is a class (`labels: ["-1", "0", "1"]`, or a train
+    file of -1, 0 and 1 without `labels:`), it is read as one."""
+    if named_as(-1, labels) is not None:
+        return
+    field_, column = fields
+    for split, rows in raw.items():
+        cells = [-1 if _minus_one(r[field_]) else None for r in rows]
+        refuse_hidden_labels(split, cells, places[split], column, where, LOCAL_HIDDEN_FIX)
+
+
+def _minus_one(value) -> bool:
+    """Whether a label cell is, or (a tc row's tags, a multi-label cell) holds, -1 (`-1`, `-1.0`, "-1")."""
+    return any(_minus_one(v) for v in value) if isinstance(value, list) else label_name(value) == "-1"
 
 
 def check_scored_sizes(kind: Kind, scored: dict[str, list], where: str) -> None:
@@ -329,12 +359,8 @@ def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str
     if bad is not None:
         raise UserError(
             f"{where}: the label column {column!r} holds class ids, read as positions in `labels:`, but "
-            f"{bad[0]} ({at(bad[1])}) is not one of 0 to {len(labels) - 1}; "
-            + (
-                "name every class in `labels:` in id order, or fix the data"
-                if bad[0] != -1
-                else HIDDEN_LABEL_FIX
-            )
+            f"{bad[0]} ({at(bad[1])}) is not one of 0 to {len(labels) - 1}; name every class in `labels:` in id "
+            "order, or fix the data"
         )
     return True
 
@@ -378,9 +404,13 @@ def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
             "of names; write every split's labels in one form: as names, or as ids (positions) with the "
             "classes listed in `labels:` in id order"
         )
-    if name is None:  # -1 added to `labels:`, as told, became a class no row trains on, scored always wrong
-        fix = "add it to `labels:` or fix the data" if whole(value) != -1 else HIDDEN_LABEL_FIX
-        raise UserError(f"{where}: label {label_name(value)!r} is not in the label set {list(labels)}; {fix}")
+    if (
+        name is None
+    ):  # a -1 is refused before (`refuse_unpublished_labels`): added to `labels:`, no row trains on it
+        raise UserError(
+            f"{where}: label {label_name(value)!r} is not in the label set {list(labels)}; add it to "
+            "`labels:` or fix the data"
+        )
     return labels.index(name)
 
 
