@@ -186,15 +186,12 @@ def file_url(index: str, package: str, filename: str) -> str:
     """The address of `filename` on `package`'s page; LookupError when the page does not list it."""
     page = project_page(index, package)
     body, kind = _read_page(page)
-    links = _Links()
     if kind == JSON_PAGE:
-        hrefs = [f.get("url", "") for f in json.loads(body).get("files", []) if f.get("filename") == filename]
+        found = [f.get("url", "") for f in json.loads(body).get("files", []) if f.get("filename") == filename]
+        addresses = [_Links().address(page, h) for h in found]  # a JSON page has no <base>
     else:
-        links.feed(body.decode("utf-8", errors="replace"))
-        hrefs = [h for h in links.hrefs if _named(h) == filename]
-    if not hrefs:
-        raise LookupError(f"{filename} was not found on {shown(page)}")
-    return links.address(page, hrefs[0])
+        addresses = _named_links(body, page, filename)
+    return _first(addresses, page, filename)
 
 
 def link_url(location: str, filename: str) -> str:
@@ -212,12 +209,22 @@ def link_url(location: str, filename: str) -> str:
     else:
         with _opened(location, location, {"Accept": "text/html"}) as answer:
             body = answer.read()
+    return _first(_named_links(body, location, filename), location, filename)
+
+
+def _named_links(body: bytes, page: str, filename: str) -> list[str]:
+    """The addresses of the links of the HTML page at `page` (an index's project page, a find-links page: one
+    reading for both) whose file is named `filename`."""
     links = _Links()
     links.feed(body.decode("utf-8", errors="replace"))
-    hrefs = [h for h in links.hrefs if _named(h) == filename]
-    if not hrefs:
-        raise LookupError(f"{filename} was not found on {shown(location)}")
-    return links.address(location, hrefs[0])
+    return [links.address(page, h) for h in links.hrefs if _named(h) == filename]
+
+
+def _first(addresses: list[str], page: str, filename: str) -> str:
+    """The first of `addresses` (found on `page`); LookupError when there is none."""
+    if not addresses:
+        raise LookupError(f"{filename} was not found on {shown(page)}")
+    return addresses[0]
 
 
 def _read_page(page: str) -> tuple[bytes, str]:
