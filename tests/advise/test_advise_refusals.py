@@ -145,6 +145,12 @@ def test_rungs_written_apart_are_refused(tmp_path, capsys):
     ), err
 
 
+def _advised(out, *argv) -> None:
+    """`encoderlab advise ARGV --out OUT` runs to its advice."""
+    main(["advise", *map(str, argv), "--out", str(out)])
+    assert (out / "advice.json").exists()
+
+
 def _scores(path, clm_scale=1.0, mlm_scale=1.0):
     """A ladder file of `finetune:sst2` scores in percent, 2 schedules x 3 sizes x 2 seeds, each schedule's
     scores multiplied by its scale (0.01: given as fractions)."""
@@ -192,9 +198,7 @@ def test_a_schedule_scoring_zero_at_every_run_beside_percent_is_advised(tmp_path
     refused as fractions beside percent, a fix no score of it needs; at 0 everywhere it was told to give its
     scores as fractions (now advised, flat curves and a warning)."""
     path = _scores(tmp_path / "zero.csv", clm_scale=0.0, mlm_scale=mlm_scale)
-    out = tmp_path / "a"
-    main(["advise", str(path), "--metric", "finetune:sst2", "--target-flops", "1e16", "--out", str(out)])
-    assert (out / "advice.json").exists()
+    _advised(tmp_path / "a", path, "--metric", "finetune:sst2", "--target-flops", "1e16")
 
 
 def test_fractions_beside_a_schedule_at_zero_are_still_refused(tmp_path, capsys):
@@ -211,28 +215,12 @@ def test_scores_said_to_be_percent_are_advised_however_low(tmp_path, capsys):
     path = _scores(tmp_path / "hard.csv", clm_scale=0.005, mlm_scale=0.005)
     argv = [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16", "--bootstrap", "50"]
     assert "error: every run's finetune:sst2 is at most 1" in _refused(capsys, tmp_path, argv)
-    main(["advise", *argv, "--percent", "--out", str(tmp_path / "a")])
-    assert (tmp_path / "a" / "advice.json").exists()
+    _advised(tmp_path / "a", *argv, "--percent")
     mixed = _scores(tmp_path / "mixed.csv", clm_scale=0.005)
-    main(["advise", str(mixed), *argv[1:], "--percent", "--out", str(tmp_path / "b")])
-    assert (tmp_path / "b" / "advice.json").exists()
+    _advised(tmp_path / "b", mixed, *argv[1:], "--percent")
     custom = tmp_path / "custom.csv"
     custom.write_text(path.read_text().replace("finetune:sst2", "acc"))
-    main(
-        [
-            "advise",
-            str(custom),
-            *argv[3:],
-            "--metric",
-            "acc",
-            "--better",
-            "higher",
-            "--percent",
-            "--out",
-            str(tmp_path / "c"),
-        ]
-    )
-    assert (tmp_path / "c" / "advice.json").exists()
+    _advised(tmp_path / "c", custom, *argv[3:], "--metric", "acc", "--better", "higher", "--percent")
 
 
 def test_percent_with_another_ceiling_is_refused(tmp_path, capsys):
@@ -269,19 +257,7 @@ def test_a_schedule_at_zero_then_under_1_beside_percent_is_advised(tmp_path):
     a schedule at 0 and under 1 is percent near chance, not fractions (0%, 0%, then 70%); it was refused as
     fractions beside percent."""
     path = _zero_below(_scores(tmp_path / "chance.csv"), 2, 0.01)
-    main(
-        [
-            "advise",
-            str(path),
-            "--metric",
-            "finetune:sst2",
-            "--target-flops",
-            "1e16",
-            "--out",
-            str(tmp_path / "a"),
-        ]
-    )
-    assert (tmp_path / "a" / "advice.json").exists()
+    _advised(tmp_path / "a", path, "--metric", "finetune:sst2", "--target-flops", "1e16")
 
 
 def test_fractions_beside_percent_at_zero_at_its_smallest_size_are_refused(tmp_path, capsys):

@@ -47,27 +47,58 @@ def test_a_dotted_column_reads_the_nested_field_as_a_flat_file_does(tmp_path, su
     assert sorted(map(str, nested.train + [nested.val])) == sorted(map(str, flat.train + [flat.val]))
 
 
+def _refused(tmp_path, train: list[dict], columns: dict) -> str:
+    """The line an sc task file of `train` rows (and a right test file), read through `columns`, is refused
+    with."""
+    write_jsonl(tmp_path / "train.jsonl", train)
+    write_jsonl(tmp_path / "test.jsonl", _nested("test", 6))
+    spec = {"data": {"train": "train.jsonl", "test": "test.jsonl"}, "columns": columns}
+    path = write_task_file(tmp_path, name="t", family="sc", **spec)
+    with pytest.raises(UserError) as refused:
+        load_task(task_from_file(path))
+    return str(refused.value)
+
+
 def test_a_nested_null_is_an_empty_cell_named_by_its_row(tmp_path):
     rows = _nested("train", 30)
     rows[4] = {**rows[4], "meta": None}
-    write_jsonl(tmp_path / "train.jsonl", rows)
-    write_jsonl(tmp_path / "test.jsonl", _nested("test", 6))
-    spec = {
-        "data": {"train": "train.jsonl", "test": "test.jsonl"},
-        "columns": {"text": "meta.text", "label": "y"},
-    }
-    path = write_task_file(tmp_path, name="t", family="sc", **spec)
-    with pytest.raises(UserError, match=r"train split, line 5 of train.jsonl: a row has an empty text"):
-        load_task(task_from_file(path))
+    said = _refused(tmp_path, rows, {"text": "meta.text", "label": "y"})
+    assert "train split, line 5 of train.jsonl: a row has an empty text" in said
 
 
 def test_a_path_that_stops_is_the_missing_column_line(tmp_path):
-    write_jsonl(tmp_path / "train.jsonl", _nested("train", 30))
-    write_jsonl(tmp_path / "test.jsonl", _nested("test", 6))
-    spec = {
-        "data": {"train": "train.jsonl", "test": "test.jsonl"},
-        "columns": {"text": "meta.txt", "label": "y"},
-    }
-    path = write_task_file(tmp_path, name="t", family="sc", **spec)
-    with pytest.raises(UserError, match=r"no column meta.txt \(it has meta, y\)"):
-        load_task(task_from_file(path))
+    said = _refused(tmp_path, _nested("train", 30), {"text": "meta.txt", "label": "y"})
+    assert "no column meta.txt (it has meta, y)" in said
+
+
+def _ir_rows(split: str, n: int) -> list[dict]:
+    return [
+        {
+            "query": f"{split} q {WORDS[i % 6]} {i}",
+            "document": f"{split} doc {i}",
+            "meta": {"qid": f"{split}-{i}"},
+        }
+        for i in range(n)
+    ]
+
+
+def test_an_optional_column_reads_a_nested_field_too(tmp_path):
+    """`columns: {query_id: meta.qid}`, an optional IR field, was refused as "columns.query_id: no split has
+    column 'meta.qid'" while a required field's dotted path was read: one rule for every column named."""
+    for folder, rows_of, columns in (
+        ("nested", lambda r: r, {"query_id": "meta.qid"}),
+        (
+            "flat",
+            lambda rows: [
+                {**{k: v for k, v in r.items() if k != "meta"}, "qid": r["meta"]["qid"]} for r in rows
+            ],
+            {"query_id": "qid"},
+        ),
+    ):
+        (tmp_path / folder).mkdir()
+        for split, n in (("train", 40), ("test", 8)):
+            write_jsonl(tmp_path / folder / f"{split}.jsonl", rows_of(_ir_rows(split, n)))
+        data = {"train": "train.jsonl", "test": "test.jsonl"}
+        write_task_file(tmp_path / folder, name="t", family="ir", data=data, columns=columns)
+    nested, flat = (load_task(task_from_file(tmp_path / f / "task.yaml"))[1] for f in ("nested", "flat"))
+    assert repr(nested.tests) == repr(flat.tests) and "test-3" in repr(nested.tests)

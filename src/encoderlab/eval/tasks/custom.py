@@ -291,6 +291,7 @@ def _task_from_file(path: Path) -> Task:
             where,
             query,
             before_cut=lambda found, places: refuse_text_cells(spec, found, places, where),
+            named=spec.columns.values(),
         )
         data = examples(spec, found, places, where)
         if places["validation"].from_train:  # noted where too small to pick an LR by (`cut_validation_note`)

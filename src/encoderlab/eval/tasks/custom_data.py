@@ -85,12 +85,14 @@ def load_splits(
     where: str,
     group: str | None = None,
     before_cut: Callable[[dict, dict[str, RowPlaces]], None] | None = None,
+    named: Iterable[str] = (),
 ) -> tuple[dict, dict[str, RowPlaces]]:
     """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`, and
     {split: where its rows are in the data read}; `base` is the task file's folder, which local
     file names are relative to. Each split read must hold the `columns` (checked before a cut);
     `group`: a column whose rows of one value a cut keeps on one side (an IR task's query column);
-    `before_cut`: the family's checks of the splits as read, run before a cut could refuse their size."""
+    `before_cut`: the family's checks of the splits as read, run before a cut could refuse their size;
+    `named`: every column `columns:` names, optional ones too, which a dotted path reads (`nestedcolumns`)."""
     needed = ("train",) if data.test_fraction is not None else ("train", "test")
     if data.hub:
         if data.train or data.validation or data.test:
@@ -115,7 +117,8 @@ def load_splits(
                     + (", or data.test_fraction to cut it from train)" if s == "test" else ")")
                 )
         found, places = read_local(files, base, where)
-    lift_nested(found, columns, where)  # `columns: {text: meta.text}`: a nested field, as a column
+    # `columns: {text: meta.text}`: a nested field, as a column (an optional one too, `query_id: meta.qid`)
+    lift_nested(found, dict.fromkeys((*columns, *named)), where)
     require_split_columns(found, places, columns, where)
     if before_cut is not None:
         before_cut(found, places)

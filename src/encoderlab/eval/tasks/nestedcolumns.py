@@ -9,8 +9,9 @@ under that very name wins (a CSV header `meta.text` reads as before); otherwise 
 the nested objects of the split's column of its first segment, a list entered by an index segment
 (`passages.0.text`), a null object on the way a null cell (then refused as any empty cell is, naming its
 row). The values are added to the split as a column of that name, so every later check and refusal (rows,
-labels, lines) reads it as any other column. A path that stops (a field the object lacks) is left to the
-missing-column line, which names the column and what the split holds.
+labels, lines) reads it as any other column; an optional field's column (`query_id: meta.qid`) as a required
+one's (it was refused as "no split has column 'meta.qid'"). A path that stops (a field the object lacks) is
+left to the missing-column line, which names the column and what the split holds.
 
 Trade-off: the column is built in memory, one Python value per row (a task's splits are held whole
 already); a path through a list reads one element per row, never every element as rows of their own.
