@@ -164,16 +164,42 @@ def _scores(path, clm_scale=1.0, mlm_scale=1.0):
     return path
 
 
-def test_scores_as_fractions_beside_percent_are_refused(tmp_path, capsys):
+FRACTIONS_BESIDE_PERCENT = (
+    "{path}:{a}) but of {high} at least 10{where} ({b:g} at {path}:{c}): fractions beside percent; give every score "
+    "in one unit: percent (ceiling 100), or fractions with --ceiling 1 (or --percent if they truly are percent)"
+)
+
+
+@pytest.mark.parametrize(
+    ("clm_scale", "mlm_scale", "zero", "said"),
+    [
+        (
+            0.01,
+            1.0,
+            0,
+            "of CLM is at most 1 at every run (0.701 at "
+            + FRACTIONS_BESIDE_PERCENT.format(path="{path}", a=13, high="MLM-40", where="", b=60, c=2),
+        ),
+        (
+            1.0,
+            0.01,
+            1,
+            "of MLM-40 is at most 1 at every run (0.701 at "
+            + FRACTIONS_BESIDE_PERCENT.format(
+                path="{path}", a=7, high="CLM", where=" where not 0", b=65, c=10
+            ),
+        ),
+    ],
+    ids=["fractions-beside-percent", "beside-percent-at-zero-at-its-smallest-size"],
+)
+def test_scores_as_fractions_beside_percent_are_refused(tmp_path, capsys, clm_scale, mlm_scale, zero, said):
     """CLM's scores as fractions (0.6 for 60%) beside MLM's in percent, at the ceiling of 100: was advised, CLM's
-    distance to 100 flat at ~99.3 at every rung, so it was ranked last at every scale without a word."""
-    path = _scores(tmp_path / "mixed.csv", clm_scale=0.01)
+    distance to 100 flat at ~99.3 at every rung, so it was ranked last at every scale without a word. Likewise
+    MLM in fractions beside CLM in percent but at 0 at its smallest size: a zero is in no unit, so CLM is still
+    percent (it was not, at 0 at one run, and the fractions were advised, ranked last at every scale)."""
+    path = _zero_below(_scores(tmp_path / "mixed.csv", clm_scale, mlm_scale), zero, 1.0)
     err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
-    assert err.endswith(
-        f"finetune:sst2 of CLM is at most 1 at every run (0.701 at {path}:13) but of MLM-40 at least 10 (60 at "
-        f"{path}:2): fractions beside percent; give every score in one unit: percent (ceiling 100), or fractions "
-        "with --ceiling 1 (or --percent if they truly are percent)"
-    ), err
+    assert err.endswith("finetune:sst2 " + said.format(path=path)), err
 
 
 def test_scores_all_as_fractions_at_a_ceiling_of_100_are_refused(tmp_path, capsys):
@@ -258,18 +284,6 @@ def test_a_schedule_at_zero_then_under_1_beside_percent_is_advised(tmp_path):
     fractions beside percent."""
     path = _zero_below(_scores(tmp_path / "chance.csv"), 2, 0.01)
     _advised(tmp_path / "a", path, "--metric", "finetune:sst2", "--target-flops", "1e16")
-
-
-def test_fractions_beside_percent_at_zero_at_its_smallest_size_are_refused(tmp_path, capsys):
-    """MLM in fractions beside CLM in percent but at 0 at its smallest size: a zero is in no unit, so CLM is still
-    percent (it was not, at 0 at one run, and the fractions were advised, ranked last at every scale)."""
-    path = _zero_below(_scores(tmp_path / "mixed.csv", mlm_scale=0.01), 1, 1.0)
-    err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
-    assert err.endswith(
-        f"finetune:sst2 of MLM-40 is at most 1 at every run (0.701 at {path}:7) but of CLM at least 10 where not 0 "
-        f"(65 at {path}:10): fractions beside percent; give every score in one unit: percent (ceiling 100), or "
-        "fractions with --ceiling 1 (or --percent if they truly are percent)"
-    ), err
 
 
 def test_tokens_of_one_schedule_in_billions_are_refused(tmp_path, capsys):
