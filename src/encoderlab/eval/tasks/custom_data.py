@@ -13,8 +13,10 @@ from train first, so validation comes from what is left to train on; an IR task'
 on one side of a cut (`_whole_groups`). Every setting that would be
 ignored is refused instead, with one line naming the field and the fix: hub-only fields beside local
 files, a fraction beside the split it would cut, a split mapped to one the dataset lacks (a typo was
-cut from train, unsaid), a share that leaves nothing to train on. Trade-off: the cuts are seeded
-random draws, not stratified by label, so a small cut split may lack a rare class.
+cut from train, unsaid), a share that leaves nothing to train on. A column `columns:` names by a dotted
+path into a nested field is added to each split first (`nestedcolumns.lift_nested`), so every check reads
+it as a column. Trade-off: the cuts are seeded random draws, not stratified by label, so a small cut split
+may lack a rare class.
 """
 
 from __future__ import annotations

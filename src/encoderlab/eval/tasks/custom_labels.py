@@ -11,7 +11,11 @@ a class of its own, called 'None' or "['a', 'b']". So is a class column of fract
 similarity scores), which would have become one class per distinct value, and, without `labels:`, one
 of two names that differ only in spaces at their ends (`good`, `good `) or in case (`Good`, `good`).
 Names are compared in Unicode's composed form (NFC), so one written with a combining accent is the
-same class as its composed spelling, which looks the same.
+same class as its composed spelling, which looks the same. A -1 where it is no class (a ClassLabel column's,
+or a plain column's outside the label set: a local export of GLUE's test split) is a dataset's hidden label,
+refused split by split with that split's fix (`refuse_hidden_labels`); the trade-off is that where -1 is a
+class (`labels: ["-1", "0", "1"]`, or a train file of -1, 0 and 1 sentiment without `labels:`) it is read
+as one, so hidden labels beside such a class are not told apart.
 """
 
 from __future__ import annotations
