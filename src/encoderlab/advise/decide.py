@@ -26,8 +26,10 @@ target, or of the seed means at the largest rung.
 **Warnings** go beside the advice: a target further past the ladder than the ladder spans
 (`reach.reach_warnings`; one below the ladder is refused, `reach.check_not_below`), a target (N, D) at a size, token count or tokens per parameter a curve's runs do not
 reach (`reach.allocation_warnings`), seed noise estimated from fewer than `NOISE_DF` degrees of freedom
-(`noise_warnings`), and a schedule whose rung means do not improve with compute beyond its seed noise, or
-rise over a rung they dominate (`trend.trend_warnings`), which no fitted curve can follow. Only the last can change the advice: when
+(`noise_warnings`), a point fit at the target outside its own bootstrap interval (`outside_interval`: the
+replicates' curves fall to one side of it, so the rungs do not pin its form down that far out), and a schedule
+whose rung means do not improve with compute beyond its seed noise, or rise over a rung they dominate
+(`trend.trend_warnings`), which no fitted curve can follow. Only the last can change the advice: when
 the schedule that would be recommended is such a one, the advice is insufficient evidence (a flagged
 schedule behind the leader stays behind: its flat fit, floored at its best rung, is the optimistic
 reading of a ladder that does not improve).
