@@ -96,3 +96,31 @@ def test_minus_one_labels_outside_test_are_given_their_own_splits_fix(tmp_path, 
     said = str(refused.value)
     assert f"{split} split" in said and "-1" in said and "\n" not in said
     assert re.search(fix, said) and "test_fraction" not in said
+
+
+@pytest.mark.parametrize("labels", [None, ["neg", "pos"]], ids=["names-from-train", "ids-in-labels"])
+def test_minus_one_labels_are_refused_before_a_one_row_train_files_cut(tmp_path, labels):
+    """A test file of -1 beside a one-row train file was told that validation's cut leaves nothing to train
+    on; a user who added train rows learnt only then that the test file could never be scored."""
+    write_jsonl(tmp_path / "train.jsonl", [{"text": "train alpha", "label": 1}])
+    write_jsonl(tmp_path / "test.jsonl", [{"text": f"test {w}", "label": -1} for w in WORDS])
+    spec = {"family": "sc", "data": {"train": "train.jsonl", "test": "test.jsonl"}}
+    path = write_task_file(
+        tmp_path, "glue.yaml", name="glue", **spec, **({"labels": labels} if labels else {})
+    )
+    with pytest.raises(
+        UserError, match=r"test split, test\.jsonl: 6 rows of 6 .* the dataset's hidden label;"
+    ):
+        load_task(task_from_file(path))
+
+
+def test_minus_one_in_train_without_labels_is_a_class(tmp_path):
+    """-1, 0 and 1 sentiment in train, no `labels:`: -1 is one of its classes, read as one, not refused."""
+    rows = [{"text": f"train {w} {i}", "label": i % 3 - 1} for i, w in enumerate(WORDS * 5)]
+    write_jsonl(tmp_path / "train.jsonl", rows)
+    write_jsonl(
+        tmp_path / "test.jsonl", [{"text": f"test {w}", "label": i % 3 - 1} for i, w in enumerate(WORDS)]
+    )
+    spec = {"family": "sc", "data": {"train": "train.jsonl", "test": "test.jsonl"}}
+    data = load_task(task_from_file(write_task_file(tmp_path, "s.yaml", name="s", **spec)))[1]
+    assert "-1" in data.labels

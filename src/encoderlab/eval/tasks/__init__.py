@@ -13,7 +13,8 @@ refusal of what the cache lacks offline), `hublayout` (a loaded dataset's splits
 `hubcommits` (the commit each evaluation read).
 Task files: `custom` (a YAML task spec turned into a `Task`), `custom_family`, `custom_data` (the
 `data:` section and its three splits), `localfiles` (local data files and `--task-file` folders),
-`custom_examples`, `custom_labels` and `custom_rows` (rows into examples, each cell checked),
+`custom_examples`, `custom_labels` and `custom_rows` (rows into examples, each cell checked), `hiddenlabels` (a dataset's
+unpublished labels, -1),
 `rowplaces` (where a refused row is), `nestedcolumns` (a column named by a dotted path into a nested
 field), `beir` and `irpairs` (retrieval data in BEIR's layout, and a
 pairs file to train on). What a task is (`Task`, the per-family options) lives in `encoderlab.eval.spec`.

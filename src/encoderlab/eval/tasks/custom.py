@@ -32,7 +32,7 @@ from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import FinetuneConfig, HubRepo, Inputs, PairSCOptions, Task
 from encoderlab.eval.tasks.beir import beir_data, beir_hub_id
 from encoderlab.eval.tasks.custom_data import DataSpec, load_splits
-from encoderlab.eval.tasks.custom_examples import examples, refuse_text_cells, required_columns
+from encoderlab.eval.tasks.custom_examples import before_cut, examples, required_columns
 from encoderlab.eval.tasks.custom_family import (
     FAMILIES,
     METRICS,
@@ -290,7 +290,7 @@ def _task_from_file(path: Path) -> Task:
             required_columns(spec),
             where,
             query,
-            before_cut=lambda found, places: refuse_text_cells(spec, found, places, where),
+            before_cut=lambda found, places: before_cut(spec, found, places, where),
             named=spec.columns.values(),
         )
         data = examples(spec, found, places, where)

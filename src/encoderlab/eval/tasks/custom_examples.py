@@ -43,12 +43,15 @@ from encoderlab.eval.tasks.custom_labels import (
     label_kind,
     label_set,
     reads_ids,
-    refuse_hidden_labels,
-    refuse_unpublished_labels,
     tc_shape,
     written,
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, ir_row, qa_examples, qa_row
+from encoderlab.eval.tasks.hiddenlabels import (
+    refuse_hidden_labels,
+    refuse_unpublished_before_cut,
+    refuse_unpublished_labels,
+)
 from encoderlab.eval.tasks.hublayout import class_names
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import RowPlaces, check_rows, file_order
@@ -99,6 +102,13 @@ def examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: s
 
 LIST_FIELDS = {"tc": ("tokens", "tags"), "qa": ("answers",)}
 """The fields whose cells are lists or structs, which a CSV or TSV cell (one text) never is."""
+
+
+def before_cut(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> None:
+    """The checks of the splits as read that run before train is cut (`load_splits`' `before_cut`), so a
+    split that can never be read is refused before a cut's size refusal sends the user to add train rows."""
+    refuse_text_cells(spec, found, places, where)
+    refuse_unpublished_before_cut(spec, found, places, where)
 
 
 def refuse_text_cells(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> None:

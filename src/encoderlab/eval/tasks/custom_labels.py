@@ -11,11 +11,8 @@ a class of its own, called 'None' or "['a', 'b']". So is a class column of fract
 similarity scores), which would have become one class per distinct value, and, without `labels:`, one
 of two names that differ only in spaces at their ends (`good`, `good `) or in case (`Good`, `good`).
 Names are compared in Unicode's composed form (NFC), so one written with a combining accent is the
-same class as its composed spelling, which looks the same. A -1 where it is no class (a ClassLabel column's,
-or a plain column's outside the label set: a local export of GLUE's test split) is a dataset's hidden label,
-refused split by split with that split's fix (`refuse_hidden_labels`); the trade-off is that where -1 is a
-class (`labels: ["-1", "0", "1"]`, or a train file of -1, 0 and 1 sentiment without `labels:`) it is read
-as one, so hidden labels beside such a class are not told apart.
+same class as its composed spelling, which looks the same. A -1 where it is no class is a dataset's hidden
+label (`hiddenlabels`).
 """
 
 from __future__ import annotations
@@ -198,73 +195,11 @@ def check_classes(
         )
 
 
-HIDDEN_FIX = {
-    "train": "map train to a labelled split in data.splits",
-    "validation": "map validation to a labelled split in data.splits, or set it null to cut it from train",
-    "test": "map test to a labelled split in data.splits (e.g. `{test: validation, validation: null}`), or "
-    "cut it from train with data.test_fraction",
-}
-
-
-LOCAL_HIDDEN_FIX = {
-    "train": "drop those rows from the train file (a dataset's unlabelled rows, as SNLI's), or name a labelled "
-    "file in data.train",
-    "validation": "name a labelled file in data.validation, or leave it out to cut validation from train",
-    "test": "name a labelled file in data.test, or cut test from train with data.test_fraction",
-}
-"""The fix per split of a plain -1 label outside the label set in a local file (`refuse_unpublished_labels`);
-a hub split's are `HIDDEN_FIX` (a split mapping in data.splits)."""
-
-
 def class_of(value, names: tuple[str, ...]):
     """A class-label cell (an id, or a list of ids for tags and label sets) as its column's class names, so
     a task file's `labels:` is matched by name: read as positions in `labels:`, ids of another order (or
     of a subset) named other classes without a word."""
     return [names[v] for v in value] if isinstance(value, list) else names[value]
-
-
-def refuse_hidden_labels(
-    split: str, cells: list, places: RowPlaces, column: str, where: str, fixes: dict[str, str] = HIDDEN_FIX
-) -> None:
-    """A class-label column's -1 is `datasets`' mark of a label the dataset does not publish (GLUE's and
-    SuperGLUE's test splits): read as a class id, a test split of them scored every prediction wrong,
-    and a train split of them failed in the loss. Called on columns with class names only, where -1
-    cannot be a class of one's own. The example is the first such row of the data (a split cut from train
-    is shuffled)."""
-    hidden = [i for i, c in enumerate(cells) if c == -1 or (isinstance(c, list) and -1 in c)]
-    if hidden:
-        raise UserError(
-            f"{where}: {places.whole(split, header=False)}: {count(len(hidden), 'row')} of {len(cells)} "
-            f"(e.g. {places.row(min(hidden, key=places.order.__getitem__))}) have the label -1 in {column!r}, the dataset's hidden "
-            f"label; {fixes[split]}"
-        )
-
-
-def refuse_unpublished_labels(
-    labels: tuple[str, ...],
-    raw: dict[str, list[dict]],
-    places: dict[str, RowPlaces],
-    fields: tuple[str, str],
-    where: str,
-) -> None:
-    """Refuse -1 in a plain label column (a local export of GLUE's test split, as `run_glue.py` reads it;
-    SNLI's unlabelled rows) where -1 is no class of `labels` (every split's rows, our field names; `fields`:
-    the field and its column): the hidden label of `refuse_hidden_labels`, by its one line, with the fix of
-    the split it is in. Was refused row by row with the test split's fix wherever it stood (a validation
-    file was told to cut test from train), and before that told to add -1 to `labels:`, a class no training
-    row has, so every such row scored wrong. Where -1 is a class (`labels: ["-1", "0", "1"]`, or a train
-    file of -1, 0 and 1 without `labels:`), it is read as one."""
-    if named_as(-1, labels) is not None:
-        return
-    field_, column = fields
-    for split, rows in raw.items():
-        cells = [-1 if _minus_one(r[field_]) else None for r in rows]
-        refuse_hidden_labels(split, cells, places[split], column, where, LOCAL_HIDDEN_FIX)
-
-
-def _minus_one(value) -> bool:
-    """Whether a label cell is, or (a tc row's tags, a multi-label cell) holds, -1 (`-1`, `-1.0`, "-1")."""
-    return any(_minus_one(v) for v in value) if isinstance(value, list) else label_name(value) == "-1"
 
 
 def check_scored_sizes(kind: Kind, scored: dict[str, list], where: str) -> None:
