@@ -124,3 +124,17 @@ def test_minus_one_in_train_without_labels_is_a_class(tmp_path):
     spec = {"family": "sc", "data": {"train": "train.jsonl", "test": "test.jsonl"}}
     data = load_task(task_from_file(write_task_file(tmp_path, "s.yaml", name="s", **spec)))[1]
     assert "-1" in data.labels
+
+
+def test_a_hub_splits_plain_minus_one_labels_get_the_hubs_fix():
+    """A hub split's plain label column (ints, no class names) of -1 was told to name a labelled file, which
+    a hub task has none of; it is told to map the split to a labelled one, as a class-label column's is."""
+    from encoderlab.eval.tasks.hiddenlabels import refuse_unpublished_labels
+    from encoderlab.eval.tasks.rowplaces import hub_places
+
+    raw = {"train": [{"label": i % 2} for i in range(6)], "test": [{"label": -1} for _ in range(3)]}
+    places = {s: hub_places(s, len(rows)) for s, rows in raw.items()}
+    with pytest.raises(
+        UserError, match=r"test split: 3 rows of 3 .*; map test to a labelled split in data\.splits"
+    ):
+        refuse_unpublished_labels(("0", "1"), raw, places, ("label", "label"), "task file t.yaml")

@@ -80,7 +80,8 @@ def refuse_unpublished_labels(
     field_, column = fields
     for split, rows in raw.items():
         cells = [-1 if _minus_one(r[field_]) else None for r in rows]
-        refuse_hidden_labels(split, cells, places[split], column, where, LOCAL_HIDDEN_FIX)
+        fixes = HIDDEN_FIX if places[split].hub else LOCAL_HIDDEN_FIX  # a hub split is mapped, not named
+        refuse_hidden_labels(split, cells, places[split], column, where, fixes)
 
 
 def _minus_one(value) -> bool:
