@@ -138,3 +138,25 @@ def test_a_hub_splits_plain_minus_one_labels_get_the_hubs_fix():
         UserError, match=r"test split: 3 rows of 3 .*; map test to a labelled split in data\.splits"
     ):
         refuse_unpublished_labels(("0", "1"), raw, places, ("label", "label"), "task file t.yaml")
+
+
+def test_a_local_parquet_class_label_column_of_minus_one_gets_a_local_fix(tmp_path):
+    """A local parquet file's class-label column of -1 was told to map test to a labelled split in
+    data.splits, which is refused beside local files ("read only with data.hub")."""
+    from datasets import ClassLabel, Dataset, Features, Value
+
+    features = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
+    for split, labels in (("train", [i % 2 for i in range(30)]), ("test", [-1] * 6)):
+        texts = [f"{split} {WORDS[i % 6]} {i}" for i in range(len(labels))]
+        Dataset.from_dict({"text": texts, "label": labels}, features=features).to_parquet(
+            tmp_path / f"{split}.parquet"
+        )
+    spec = {"family": "sc", "data": {"train": "train.parquet", "test": "test.parquet"}}
+    path = write_task_file(tmp_path, "glue.yaml", name="glue", **spec)
+    with pytest.raises(UserError) as refused:
+        load_task(task_from_file(path))
+    said = str(refused.value)
+    assert re.search(
+        r"test split, test\.parquet: 6 rows of 6 .*hidden label; name a labelled file in data\.test", said
+    )
+    assert "data.splits" not in said

@@ -40,24 +40,24 @@ LOCAL_HIDDEN_FIX = {
     "validation": "name a labelled file in data.validation, or leave it out to cut validation from train",
     "test": "name a labelled file in data.test, or cut test from train with data.test_fraction",
 }
-"""The fix per split of a plain -1 label outside the label set in a local file (`refuse_unpublished_labels`);
-a hub split's are `HIDDEN_FIX` (a split mapping in data.splits)."""
+"""The fix per split of hidden labels in a local file; a hub split's are `HIDDEN_FIX` (a split mapping in
+data.splits, which a local file cannot have)."""
 
 
-def refuse_hidden_labels(
-    split: str, cells: list, places: RowPlaces, column: str, where: str, fixes: dict[str, str] = HIDDEN_FIX
-) -> None:
+def refuse_hidden_labels(split: str, cells: list, places: RowPlaces, column: str, where: str) -> None:
     """A class-label column's -1 is `datasets`' mark of a label the dataset does not publish (GLUE's and
     SuperGLUE's test splits): read as a class id, a test split of them scored every prediction wrong,
-    and a train split of them failed in the loss. Called on columns with class names only, where -1
-    cannot be a class of one's own. The example is the first such row of the data (a split cut from train
-    is shuffled)."""
+    and a train split of them failed in the loss. Called on columns with class names, where -1 cannot be a
+    class of one's own, and on plain ones where it is no class (`refuse_unpublished_labels`). The example is
+    the first such row of the data (a split cut from train is shuffled). The fix is a hub split's or a local
+    file's by where the split was read: a local parquet file's class-label column was told to map the split
+    in data.splits, which is refused beside local files."""
     hidden = [i for i, c in enumerate(cells) if c == -1 or (isinstance(c, list) and -1 in c)]
     if hidden:
         raise UserError(
             f"{where}: {places.whole(split, header=False)}: {count(len(hidden), 'row')} of {len(cells)} "
             f"(e.g. {places.row(min(hidden, key=places.order.__getitem__))}) have the label -1 in {column!r}, the dataset's hidden "
-            f"label; {fixes[split]}"
+            f"label; {(HIDDEN_FIX if places.hub else LOCAL_HIDDEN_FIX)[split]}"
         )
 
 
@@ -80,8 +80,7 @@ def refuse_unpublished_labels(
     field_, column = fields
     for split, rows in raw.items():
         cells = [-1 if _minus_one(r[field_]) else None for r in rows]
-        fixes = HIDDEN_FIX if places[split].hub else LOCAL_HIDDEN_FIX  # a hub split is mapped, not named
-        refuse_hidden_labels(split, cells, places[split], column, where, fixes)
+        refuse_hidden_labels(split, cells, places[split], column, where)
 
 
 def _minus_one(value) -> bool:
