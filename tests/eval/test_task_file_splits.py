@@ -283,7 +283,7 @@ def test_a_hub_split_of_hidden_labels_is_refused_where_it_plays(tmp_path, capsys
     data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"validation": "test", "test": "validation"}}
     with pytest.raises(UserError, match=r"validation split \(the dataset's 'test' split\): 8 rows of 8"):
         task_from_file(_spec(tmp_path, **spec, data=data))
-    # a train split cut (validation) and shuffled names the first row of the data, not of its shuffle
+    # a train split to be cut (validation) is refused before the cut, as read: all its rows, the first named
     data = {
         "hub": "nyu-mll/glue",
         "config": "sst2",
@@ -292,7 +292,7 @@ def test_a_hub_split_of_hidden_labels_is_refused_where_it_plays(tmp_path, capsys
     with pytest.raises(UserError) as err:
         task_from_file(_spec(tmp_path, **spec, data=data, allow_overlap=True))
     assert re.search(
-        r"train split \(the dataset's 'test' split\): 7 rows of 7 \(e\.g\. row [12]\)", str(err.value)
+        r"train split \(the dataset's 'test' split\): 8 rows of 8 \(e\.g\. row 1\)", str(err.value)
     )
 
 

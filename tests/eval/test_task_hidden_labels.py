@@ -160,3 +160,20 @@ def test_a_local_parquet_class_label_column_of_minus_one_gets_a_local_fix(tmp_pa
         r"test split, test\.parquet: 6 rows of 6 .*hidden label; name a labelled file in data\.test", said
     )
     assert "data.splits" not in said
+
+
+def test_a_class_label_column_of_minus_one_is_refused_before_a_one_row_train_files_cut(tmp_path):
+    from datasets import ClassLabel, Dataset, Features, Value
+
+    features = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
+    for split, labels in (("train", [1]), ("test", [-1] * 6)):
+        texts = [f"{split} {WORDS[i % 6]} {i}" for i in range(len(labels))]
+        Dataset.from_dict({"text": texts, "label": labels}, features=features).to_parquet(
+            tmp_path / f"{split}.parquet"
+        )
+    spec = {"family": "sc", "data": {"train": "train.parquet", "test": "test.parquet"}}
+    path = write_task_file(tmp_path, "glue.yaml", name="glue", **spec)
+    with pytest.raises(
+        UserError, match=r"test split, test\.parquet: 6 rows of 6 .*the dataset's hidden label;"
+    ):
+        load_task(task_from_file(path))

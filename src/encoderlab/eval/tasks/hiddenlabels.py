@@ -32,6 +32,7 @@ HIDDEN_FIX = {
     "test": "map test to a labelled split in data.splits (e.g. `{test: validation, validation: null}`), or "
     "cut it from train with data.test_fraction",
 }
+"""The fix per split of hidden labels in a hub split: map the split to a labelled one (`data.splits`)."""
 
 
 LOCAL_HIDDEN_FIX = {
@@ -96,13 +97,15 @@ def refuse_unpublished_before_cut(
     """`refuse_unpublished_labels` on the splits as read, before train is cut (`load_splits`' `before_cut`):
     checked after the cut only, a test file of -1 beside a one-row train file was told that "0.05 of the 1
     train example leaves none to train on", and a user who added rows learnt only then that the test file
-    could never be scored. The label set is `labels:`, else -1 is a class where train holds it. A class-label
-    column's -1 is left to `refuse_hidden_labels` with the hub's fixes, after the cut."""
+    could never be scored. The label set is `labels:`, else -1 is a class where train holds it; a class-label
+    column's -1 is never one of its classes."""
     if spec.family not in ("sc", "pair-sc", "tc") or label_kind(spec.options) == "regression":
         return
     field_ = "tags" if spec.family == "tc" else "label"
     column = spec.columns.get(field_, field_)
     if any(class_names(part, column) is not None for part in found.values()):
+        for split, part in found.items():
+            refuse_hidden_labels(split, list(part[column]), places[split], column, where)
         return
     if spec.labels is None and any(_minus_one(v) for v in found["train"][column]):
         return  # -1 is one of train's classes
