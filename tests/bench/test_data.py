@@ -113,15 +113,15 @@ def test_every_pipeline_counts_prepares_tokens_with_a_decoders_tokenizer(tmp_pat
     """`datasets.map` took the tokenizer's own special tokens and the floor added 2 per document, where
     `prepare` wraps each in bos and eos (one separator when they are one token): with a decoder's tokenizer
     the three counts differed and `bench data` ended in a RuntimeError after all its measurements."""
-    from encoderlab.bench.data import _measure_datasets, _measure_encoderlab, _measure_floor
+    from encoderlab.bench.measure import measure_datasets, measure_encoderlab, measure_floor
 
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf"))  # the measurement sets it; restored after
     records = corpus_records(40)
     corpus = str(write_jsonl(tmp_path / "corpus.jsonl", records))
     tok = str(_decoder_style_tokenizer(tmp_path / "tok", records, post))
-    ours = _measure_encoderlab(corpus, tok, 1, str(tmp_path / "prepared"))["tokens"]
-    assert _measure_datasets(corpus, tok, str(tmp_path / "datasets"), None)["tokens"] == ours
-    assert _measure_floor(corpus, tok)["tokens"] == ours
+    ours = measure_encoderlab(corpus, tok, 1, str(tmp_path / "prepared"))["tokens"]
+    assert measure_datasets(corpus, tok, str(tmp_path / "datasets"), None)["tokens"] == ours
+    assert measure_floor(corpus, tok)["tokens"] == ours
 
 
 def test_the_floor_tokenizes_whole_documents_whatever_the_tokenizer_file_keeps(
@@ -130,12 +130,12 @@ def test_the_floor_tokenizes_whole_documents_whatever_the_tokenizer_file_keeps(
 ):
     """The floor's raw tokenizer applied the truncation and padding a tokenizer.json keeps (as
     `data prepare` did): its count was the cut, padded one."""
-    from encoderlab.bench.data import _measure_encoderlab, _measure_floor
+    from encoderlab.bench.measure import measure_encoderlab, measure_floor
 
     corpus = str(write_jsonl(tmp_path / "corpus.jsonl", corpus_records(40)))
     tok = str(wordpiece_with_call_settings)
-    ours = _measure_encoderlab(corpus, tok, 1, str(tmp_path / "prepared"))["tokens"]
-    assert _measure_floor(corpus, tok)["tokens"] == ours
+    ours = measure_encoderlab(corpus, tok, 1, str(tmp_path / "prepared"))["tokens"]
+    assert measure_floor(corpus, tok)["tokens"] == ours
 
 
 @pytest.mark.parametrize(

@@ -136,7 +136,7 @@ sys.modules[__name__] = _standard
 
 
 def test_bench_datas_measuring_process_imports_nothing_from_the_working_folder(tmp_path, monkeypatch):
-    """Each `bench data` measurement runs as `python -m encoderlab.bench.data`, which put the working folder
+    """Each `bench data` measurement runs as `python -m encoderlab.bench.measure`, which put the working folder
     first on its path where PYTHONSAFEPATH does not reach (the Python API): the module's own
     `import json` ran a `json.py` planted there."""
     from tests.data.corpus_fixtures import corpus_records, write_jsonl

@@ -1,6 +1,7 @@
 """`encoderlab bench data`: prepare throughput and peak memory against `datasets.map`.
 
-Two pipelines on the same corpus and tokenizer, each run in a fresh subprocess so peak RSS
+Two pipelines on the same corpus and tokenizer, each run in a fresh subprocess (`bench/measure.py`,
+the child's side; this module is the parent's: work folder, corpus copies, lock, comparison) so peak RSS
 (the measuring process's ru_maxrss, and the sampled private memory, USS, of it plus all its
 workers) belongs to that run alone, and timed from a cold start (imports and tokenizer loading included on both sides).
 Wall time and CPU time (user + system, the process and its workers) are both reported: on a
@@ -25,12 +26,10 @@ from __future__ import annotations
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -51,159 +50,14 @@ KINDS = ("encoderlab", "datasets", "datasets_1proc")
 FLOOR = "tokenizer_floor"
 
 
-class _TreeRss(threading.Thread):
-    """Samples the summed USS (private memory) of this process and all its descendants every 50 ms.
-
-    `ru_maxrss` cannot give this: RUSAGE_CHILDREN reports the largest single child, and a child
-    forked from a large parent inherits the parent's high-water mark."""
-
-    def __init__(self):
-        super().__init__(daemon=True)
-        self.peak_kb, self._done = 0, threading.Event()
-
-    @staticmethod
-    def _tree_kb(pid: int) -> int:
-        total, stack = 0, [pid]
-        while stack:
-            p = stack.pop()
-            try:
-                # USS (private pages): pages shared with a forking parent or with other programs'
-                # copies of the same libraries are not counted, so the sum is not inflated
-                rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
-                total += sum(
-                    int(rollup.split(f"\n{k}:")[1].split()[0]) for k in ("Private_Clean", "Private_Dirty")
-                )
-                for task in os.listdir(f"/proc/{p}/task"):
-                    stack.extend(int(c) for c in Path(f"/proc/{p}/task/{task}/children").read_text().split())
-            except (OSError, ValueError, IndexError):  # a process that just exited
-                continue
-        return total
-
-    def run(self) -> None:
-        while not self._done.wait(0.05):
-            self.peak_kb = max(self.peak_kb, self._tree_kb(os.getpid()))
-
-    def stop(self) -> float:
-        self._done.set()
-        self.join()
-        return round(self.peak_kb / 1024, 1)
-
-
-def _measured(fn) -> dict:
-    """Run `fn() -> tokens`; wall seconds, CPU seconds (process + workers), peak memory (main RSS,
-    and the private memory (USS) of the whole process tree)."""
-    sampler = _TreeRss()
-    sampler.start()
-    start = time.perf_counter()
-    tokens = fn()
-    seconds = time.perf_counter() - start
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {
-        "seconds": seconds,
-        "tokens": tokens,
-        "cpu_s": own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime,
-        "peak_rss_main_mb": round(own.ru_maxrss / 1024, 1),
-        "peak_uss_tree_mb": sampler.stop(),
-    }
-
-
-def _measure_encoderlab(corpus: str, tokenizer: str, workers: int, work: str) -> dict:
-    from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
-
-    cfg = PrepareConfig(sources=(SourceConfig(location=corpus),), tokenizer=tokenizer, decontaminate=())
-
-    def run() -> int:
-        out = prepare(cfg, Path(work) / "prepared", workers=workers, progress=False)
-        return sum(s["tokens"] for s in read_meta(out)["splits"].values())
-
-    return _measured(run)
-
-
-def _wrap(tok) -> tuple[list[int], list[int]]:
-    """The ids `prepare` puts before and after each document (`data.prepare.wrap_ids`)."""
-    from encoderlab.data.prepare import wrap_ids
-    from encoderlab.data.tokenizer import spec_fields
-
-    bos, eos = wrap_ids(spec_fields(tok))
-    return [bos] if bos is not None else [], [eos] if eos is not None else []
-
-
-def _hf_encoder(tok):
-    """The `Dataset.map` function: the tokenizer's own call where its special tokens are `prepare`'s
-    wrap (BERT's, the BPEs `data tokenizer` trains), else the plain encoding wrapped as `prepare`
-    wraps it (GPT-style tokenizers add nothing and get one separator; Llama 3's add only a BOS)."""
-    head, tail = _wrap(tok)
-    probe = "a b"
-    if tok(probe)["input_ids"] == head + tok(probe, add_special_tokens=False)["input_ids"] + tail:
-        return lambda b: tok(b["text"], return_attention_mask=False)
-
-    def wrapped(b):
-        ids = tok(b["text"], add_special_tokens=False, return_attention_mask=False)["input_ids"]
-        return {"input_ids": [head + x + tail for x in ids]}
-
-    return wrapped
-
-
-def _measure_datasets(corpus: str, tokenizer: str, work: str, num_proc: int | None) -> dict:
-    os.environ["HF_DATASETS_CACHE"] = str(Path(work) / "hf_cache")
-    import datasets
-    import pyarrow.compute as pc
-
-    from encoderlab.data.tokenizer import load_tokenizer
-
-    datasets.disable_progress_bars()
-
-    def run() -> int:
-        tok = load_tokenizer(tokenizer)
-        ds = datasets.load_dataset("json", data_files=corpus, split="train")
-        mapped = ds.map(
-            _hf_encoder(tok),
-            batched=True,
-            num_proc=num_proc,
-            remove_columns=ds.column_names,
-        )
-        return int(pc.sum(pc.list_value_length(mapped.data.column("input_ids"))).as_py())
-
-    return _measured(run)
-
-
-def _measure_floor(corpus: str, tokenizer: str) -> dict:
-    """`tokenizers` alone: one thread, texts already in memory, no I/O (the CPU floor of pipelines on it)."""
-    from tokenizers import Tokenizer
-
-    from encoderlab.data.encode import whole_documents
-    from encoderlab.data.tokenizer import load_tokenizer
-
-    tok = load_tokenizer(tokenizer)
-    wrap = sum(map(len, _wrap(tok)))
-    backend = whole_documents(Tokenizer.from_str(tok.backend_tokenizer.to_str()))  # as `data prepare`
-    with open(corpus, encoding="utf-8") as f:
-        texts = [json.loads(line)["text"] for line in f]
-    n_docs = len(texts)
-
-    def run() -> int:
-        start = time.process_time()
-        n = sum(
-            len(e.ids)
-            for i in range(0, n_docs, 1000)
-            for e in backend.encode_batch_fast(texts[i : i + 1000], add_special_tokens=False)
-        )
-        run.cpu = time.process_time() - start
-        return n + wrap * n_docs  # the same bos/eos the pipelines add
-
-    result = _measured(run)
-    result["cpu_s"] = run.cpu  # the tokenizer's CPU only, not reading the corpus
-    return result
-
-
 def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: Path) -> dict:
-    """One measurement in a fresh `python -m` process, run in its own `work` folder: `-m` puts the working
-    folder first on the path (the Python API, without PYTHONSAFEPATH), so a `json.py` or an
-    `encoderlab/` in the user's was imported, its code run. The package's own source folder, where it was
-    found there (`cd src`), is given on PYTHONPATH instead."""
+    """One measurement in a fresh `python -m` process (`bench/measure.py`), run in its own `work` folder:
+    `-m` puts the working folder first on the path (the Python API, without PYTHONSAFEPATH), so a `json.py`
+    or an `encoderlab/` in the user's was imported, its code run. The package's own source folder, where it
+    was found there (`cd src`), is given on PYTHONPATH instead."""
     work.mkdir(parents=True, exist_ok=True)
     given = [str(p.resolve()) if p.exists() else str(p) for p in (corpus, tokenizer)]  # a name stays
-    cmd = [sys.executable, "-m", "encoderlab.bench.data", kind, *given, str(workers), str(work.resolve())]
+    cmd = [sys.executable, "-m", "encoderlab.bench.measure", kind, *given, str(workers), str(work.resolve())]
     env = dict(os.environ)
     own = Path(__file__).resolve().parents[2]  # the folder `encoderlab` was found in
     if own == Path.cwd().resolve():
@@ -505,15 +359,3 @@ def bench_data_command(bench: Annotated[DataBench, tyro.conf.arg(name="")], out:
     if out is not None:  # before minutes of measuring, not after
         check_output_file(out, is_data_result, what="a `bench data` result")
     print_json(bench_data(bench), out)
-
-
-if __name__ == "__main__":  # one isolated measurement: kind corpus tokenizer workers work
-    kind, corpus_arg, tok_arg, workers_arg, work_arg = sys.argv[1:6]
-    n = int(workers_arg)
-    measure = {
-        "encoderlab": lambda: _measure_encoderlab(corpus_arg, tok_arg, n, work_arg),
-        "datasets": lambda: _measure_datasets(corpus_arg, tok_arg, work_arg, num_proc=n if n > 1 else None),
-        "datasets_1proc": lambda: _measure_datasets(corpus_arg, tok_arg, work_arg, num_proc=None),
-        "tokenizer_floor": lambda: _measure_floor(corpus_arg, tok_arg),
-    }[kind]
-    print(json_text(measure()))
