@@ -263,3 +263,88 @@ def test_a_tokenizer_that_cannot_load_is_refused_before_any_work(tmp_path, monke
         with pytest.raises(UserError, match="tokenizer '.*tok'"):
             bench_data(DataBench(source=str(corpus), tokenizer=str(tok), workers=1, scale=1, work=work))
         assert list(scratch.iterdir()) == [] and not (tmp_path / "w").exists()
+
+
+def _file_size_limit_in_children(monkeypatch, limit: int = 64) -> None:
+    """Every measuring process started from now on runs under a real file size limit (RLIMIT_FSIZE, `ulimit
+    -f`; Python ignores SIGXFSZ, so a write past it fails with EFBIG): the parent's corpus copies still fit."""
+    import resource
+    import subprocess
+    from types import SimpleNamespace
+
+    from encoderlab.bench import data
+
+    def limited(cmd, **kwargs):
+        return subprocess.run(
+            cmd, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)), **kwargs
+        )
+
+    monkeypatch.setattr(data, "subprocess", SimpleNamespace(run=limited))
+
+
+def test_no_room_in_a_measuring_process_is_one_line_exit_3_and_leaves_the_work_folder_as_it_was(
+    tmp_path,
+    monkeypatch,
+    capsys,
+    tokenizer_dir,  # noqa: F811
+):
+    """Was: a RuntimeError traceback in the parent holding the measuring process's traceback, exit 1."""
+    import tempfile
+
+    from encoderlab.cli import main
+
+    corpus = write_jsonl(tmp_path / "c.jsonl", corpus_records(20))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    (tmp_path / "mine").mkdir()  # an empty --work of the user's: emptied again, its lock released
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    _file_size_limit_in_children(monkeypatch)
+    argv = ["bench", "data", "--source", str(corpus), "--tokenizer", str(tokenizer_dir), "--workers", "1",
+            "--scale", "1"]  # fmt: skip
+    for work in (None, tmp_path / "new" / "work", tmp_path / "mine"):
+        with pytest.raises(SystemExit) as exc:
+            main([*argv, *(["--work", str(work)] if work else [])])
+        err = capsys.readouterr().err
+        lines = err.strip().splitlines()
+        assert exc.value.code == 3 and len(lines) == 1 and "Traceback" not in err, err
+        assert lines[0].startswith("encoderlab: error: file too large while measuring encoderlab in "), err
+        assert lines[0].endswith("raise the file size limit (`ulimit -f`) or write to a disk that holds larger "
+                                 "files (or choose a --work on another disk) and rerun"), err  # fmt: skip
+        assert list(scratch.iterdir()) == [] and not (tmp_path / "new").exists()
+    assert list((tmp_path / "mine").iterdir()) == []
+
+
+def test_any_other_failure_of_a_measuring_process_still_shows_its_traceback(tmp_path, tokenizer_dir):  # noqa: F811
+    """Only no room is said in one line: a failure nobody foresaw keeps the child's own account."""
+    from pathlib import Path
+
+    from encoderlab.bench.data import _run_isolated
+
+    with pytest.raises(RuntimeError, match=r"(?s)benchmark run encoderlab failed:\n.*Traceback.*gone\.jsonl"):
+        _run_isolated("encoderlab", tmp_path / "gone.jsonl", Path(tokenizer_dir), 1, tmp_path / "w")
+
+
+def test_a_measuring_process_reports_no_room_behind_a_library_s_own_error():
+    """`prepare` says a full disk as `DiskFull` (`from None`, the `OSError` kept as its context); a Rust
+    library as its own exception ("... (os error 28)")."""
+    import errno
+    import os
+
+    from encoderlab.bench.measure import NO_ROOM_EXIT, _room_in, no_room_reported
+    from encoderlab.errors import DiskFull
+
+    try:
+        try:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "tokens.bin")
+        except OSError:
+            raise DiskFull("disk full while preparing") from None
+    except DiskFull as said:
+        assert _room_in(said).filename == "tokens.bin"
+    assert (
+        _room_in(Exception(f"I/O error: {os.strerror(errno.EDQUOT)} (os error {errno.EDQUOT})")).errno
+        == errno.EDQUOT
+    )
+    assert _room_in(ValueError("not a full disk")) is None
+    report = '{"no_room": {"errno": 28, "filename": null}}'
+    assert no_room_reported(NO_ROOM_EXIT, "noise\n" + report).errno == errno.ENOSPC
+    assert no_room_reported(1, report) is None and no_room_reported(NO_ROOM_EXIT, "Traceback") is None

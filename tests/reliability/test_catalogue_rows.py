@@ -275,6 +275,7 @@ NAMED = {
     "output-marker-being-written": "tests.test_outdir::test_a_marker_write_killed_on_another_host_is_judged_by_age_as_a_locks_files_are",
     "assets-pip-no-index-without-find-links": "tests.data.test_assets_sdist::test_no_index_without_find_links_is_one_line_naming_pips_settings_not_the_pin",
     "bench-data-work-in-use": "tests.bench.test_data::test_a_second_bench_on_one_work_folder_at_once_is_refused_naming_the_first",
+    "bench-data-disk-full": "tests.bench.test_data::test_no_room_in_a_measuring_process_is_one_line_exit_3_and_leaves_the_work_folder_as_it_was",
     "no-room-quota-or-file-size": "tests.reliability.test_disk_full::test_a_spent_quota_or_file_size_limit_is_exit_3_and_the_rerun_completes",
     "eval-disk-full": "tests.reliability.test_disk_full::test_eval_disk_full_is_exit_3_and_the_rerun_resumes",
     "sigterm-any-command": "tests.reliability.test_signals::test_every_command_runs_with_sigterm_as_ctrl_c",

@@ -40,9 +40,10 @@ from typing import Annotated
 import tyro
 
 from encoderlab.atomic import json_text, print_json
+from encoderlab.bench.measure import no_room_reported
 from encoderlab.data.hub import import_datasets
 from encoderlab.data.sources import SourceConfig, describe, iter_documents, parse_source
-from encoderlab.errors import UserError
+from encoderlab.errors import NO_ROOM, DiskFull, UserError
 from encoderlab.locks import folder_lock, is_lock_file, refuse_live_holder
 from encoderlab.outdir import check_output_file, json_result_with
 
@@ -54,7 +55,8 @@ def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: 
     """One measurement in a fresh `python -m` process (`bench/measure.py`), run in its own `work` folder:
     `-m` puts the working folder first on the path (the Python API, without PYTHONSAFEPATH), so a `json.py`
     or an `encoderlab/` in the user's was imported, its code run. The package's own source folder, where it
-    was found there (`cd src`), is given on PYTHONPATH instead."""
+    was found there (`cd src`), is given on PYTHONPATH instead. A write that found no room in the child is
+    `DiskFull`, one line (exit 3); any other failure shows the child's traceback."""
     work.mkdir(parents=True, exist_ok=True)
     given = [str(p.resolve()) if p.exists() else str(p) for p in (corpus, tokenizer)]  # a name stays
     cmd = [sys.executable, "-m", "encoderlab.bench.measure", kind, *given, str(workers), str(work.resolve())]
@@ -69,6 +71,14 @@ def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: 
     else:
         env["TOKENIZERS_PARALLELISM"] = "false"
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work)
+    room = no_room_reported(proc.returncode, proc.stdout)
+    if room is not None:  # was this RuntimeError, a traceback holding the child's
+        said, fix = NO_ROOM[room.errno]
+        named = f" ({room.filename})" if room.filename else ""  # a Rust library's error names no file
+        raise DiskFull(
+            f"{said} while measuring {kind} in {work}{named}; the run's files were removed: {fix} "
+            "(or choose a --work on another disk) and rerun"
+        )
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark run {kind} failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])

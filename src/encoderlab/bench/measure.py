@@ -6,8 +6,13 @@ CPU time belong to that run alone and every pipeline starts cold; this module is
 Split from `data.py` so the parent's side (the work folder, the corpus copies, the lock, the comparison)
 and the child's side (the timed pipelines) are read apart, and the child imports nothing of the parent's.
 
-The child answers on stdout, one JSON object as its last line (`measured`); a failure is its traceback on
-stderr, which the parent shows.
+The child answers on stdout, one JSON object as its last line: the measurement (`measured`), or, when a
+write found no room (a full disk, a spent quota, a file past the size limit: `errors.no_room`, also where a
+library wrapped it, as `prepare` does in `errors.DiskFull`), `{"no_room": {"errno", "filename"}}` with exit
+`NO_ROOM_EXIT`, which the parent turns into its one line (`no_room_reported`). Any other failure is the
+child's traceback on stderr, which the parent shows as it always did: a JSON protocol for every refusal
+would move the child's own messages across the boundary for cases the parent already refuses up front
+(a tokenizer that cannot load, a source that cannot be read).
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ from pathlib import Path
 
 from encoderlab.atomic import json_text
 from encoderlab.data.sources import SourceConfig
+from encoderlab.errors import no_room
+
+NO_ROOM_EXIT = 3
+"""The measuring process's exit status when a write found no room (as the CLI's for a full disk)."""
 
 
 class _TreeRss(threading.Thread):
@@ -182,10 +191,43 @@ def measure(kind: str, corpus: str, tokenizer: str, workers: int, work: str) -> 
     raise KeyError(kind)
 
 
+def _room_in(exc: BaseException) -> OSError | None:
+    """The no-room write behind `exc` or the exceptions it was raised from or during (`prepare` says a full
+    disk as `errors.DiskFull` raised `from None`, which keeps the `OSError` as its context); else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        room = no_room(exc)
+        if room is not None:
+            return room
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def no_room_reported(returncode: int, stdout: str) -> OSError | None:
+    """The no-room write a finished measuring process reported (`NO_ROOM_EXIT`), else None: the parent's
+    side of `main`'s answer."""
+    lines = stdout.strip().splitlines()
+    if returncode != NO_ROOM_EXIT or not lines:
+        return None
+    try:
+        said = json.loads(lines[-1])["no_room"]
+        return OSError(int(said["errno"]), os.strerror(int(said["errno"])), said["filename"])
+    except (ValueError, KeyError, TypeError):  # not our answer: the traceback says what happened
+        return None
+
+
 def main(argv: list[str]) -> int:
     """`KIND CORPUS TOKENIZER WORKERS WORK`: print the measurement as JSON; exit status."""
     kind, corpus, tokenizer, workers, work = argv
-    result = measure(kind, corpus, tokenizer, int(workers), work)
+    try:
+        result = measure(kind, corpus, tokenizer, int(workers), work)
+    except Exception as exc:
+        room = _room_in(exc)
+        if room is None:
+            raise  # the traceback on stderr, shown by the parent
+        print(json_text({"no_room": {"errno": room.errno, "filename": room.filename}}))
+        return NO_ROOM_EXIT
     print(json_text(result))
     return 0
 
