@@ -19,12 +19,12 @@ nodes were keyed with (`_recorded_sets`). That never keys a node on a stale file
 
 When only SOME of the recorded task files are gone, none is taken from the record, and the resume is
 refused in one line naming them and the fix (`_partly_absent`). Trade-off: an eval node records the
-whole tuple of task files, not the file its task came from, so graph.json cannot say which tasks the
-gone file held. Recording that (a per-file map beside graph.json) would let such a study resume, but
-only to find its nodes finished: any node to run is refused anyway, since an eval node loads all the
-task files (`needs.file_tasks`); and mixing files read now with files taken from a record would have
-to settle a task moved since from the gone file into one that is there. Putting the file back (which
-keeps every node) is the fix, so the partial case is refused rather than half-recorded.
+task files of its fine-tuning run's tasks (since 2026-12-07; before, all the study's), so graph.json
+says which tasks a gone file held only where no run's tasks spanned two files. Taking them from it would
+let such a study resume, but only to find its nodes finished: a node to run that reads the gone file is
+refused anyway; and mixing files read now with files taken from a record would have to settle a task
+moved since from the gone file into one that is there. Putting the file back (which keeps every node)
+is the fix, so the partial case is refused rather than half-recorded.
 
 A CKA texts file on this machine is keyed by its content (`study/localtexts.py`); one gone is taken as the
 CKA nodes of graph.json reading that very path recorded it (`_recorded_cka_texts`), as a start model folder

@@ -377,7 +377,7 @@ def run_eval(ctx: NodeContext) -> dict:
 
     cfg = EvalNode.of(ctx.node)
     if cfg.task_files:  # a task of one's own: registered in this process (a worker starts afresh)
-        file_tasks(cfg.task_files, only=(cfg.task, *cfg.also))  # its own tasks' files: the key names all
+        file_tasks(cfg.task_files, only=(cfg.task, *cfg.also))  # the files its key names: its run's tasks'
     if cfg.trained_by is not None:  # scored by the node that fine-tuned the model: take its record
         from encoderlab.eval.protocol import adopt_record
 
