@@ -229,3 +229,18 @@ def test_a_rank_outside_the_world_is_refused_before_the_join(monkeypatch, value)
     with pytest.raises(UserError) as refused:
         check_launcher_env()
     assert str(refused.value) == _said(f"RANK={value!r} (an integer from 0 to 1)")
+
+
+def test_a_module_still_being_imported_holds_no_sharded_model(monkeypatch):
+    """`is_sharded`/`full_tensor`/`shard_like` ask `sys.modules`, where a module another thread is still
+    importing sits before it defines FSDPModule or DTensor: that was an AttributeError mid-training."""
+    import sys
+    import types
+
+    from encoderlab.train.distributed import full_tensor, is_sharded, shard_like
+
+    for name in ("torch.distributed.fsdp", "torch.distributed.tensor"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    t = torch.ones(2)
+    assert not is_sharded(torch.nn.Linear(2, 2))
+    assert full_tensor(t) is t and shard_like(t, t) is t

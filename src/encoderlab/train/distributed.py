@@ -73,9 +73,10 @@ if TYPE_CHECKING:
 
 
 def _loaded(module: str, name: str) -> type | None:
-    """The class `module.name` if `module` was imported, else None: nothing is an instance of it yet."""
-    found = sys.modules.get(module)
-    return None if found is None else getattr(found, name)
+    """The class `module.name` if `module` was imported, else None: nothing is an instance of it yet. A
+    module another thread is still importing is in `sys.modules` before it defines the class (an
+    AttributeError here): nothing is an instance of that either."""
+    return getattr(sys.modules.get(module), name, None)
 
 
 _OWNED_GROUP = False  # True when init_world created the process group (so shutdown may destroy it)
