@@ -27,18 +27,20 @@ from torch import nn
 
 from encoderlab.eval.families import family_ops, micro_batch_size, score
 from encoderlab.eval.spec import FinetuneConfig, Task, TaskData
+from encoderlab.model.eageroptim import AdamW
 
 LossFn = Callable[[nn.Module, Sequence[dict]], torch.Tensor]
 
 
-def make_optimizer(module: nn.Module, lr: float, cfg: FinetuneConfig) -> torch.optim.AdamW:
-    """AdamW with decay on >=2-D weights only (biases and norm weights are not decayed)."""
+def make_optimizer(module: nn.Module, lr: float, cfg: FinetuneConfig) -> AdamW:
+    """AdamW with decay on >=2-D weights only (biases and norm weights are not decayed): torch's update,
+    without the guards that import `torch._dynamo` (`model/eageroptim.py`)."""
     params = [p for p in module.parameters() if p.requires_grad]
     groups = [
         {"params": [p for p in params if p.ndim >= 2], "weight_decay": cfg.weight_decay},
         {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=lr, betas=cfg.betas, eps=cfg.eps)
+    return AdamW(groups, lr=lr, betas=cfg.betas, eps=cfg.eps)
 
 
 def linear_warmup_decay(steps: int, warmup_ratio: float) -> Callable[[int], float]:

@@ -42,17 +42,10 @@ checkable (a state for a parameter the model lacks, or of another shape, is refu
 loaded: `state_mismatches`, not a silent skip). Loading goes
 through `Optimizer.load_state_dict`, which puts each tensor on the right device and dtype.
 
-No `torch._dynamo` in eager training: `torch.optim.Optimizer` wraps `add_param_group`, `zero_grad`,
-`state_dict` and `load_state_dict` (and torch's AdamW its `step`) in guards that keep `torch.compile`
-from tracing them, and each guard imports `torch._dynamo` on its first call: about as much CPU as
-importing torch itself (2.9-3.3 s of a fresh process's start-up here), paid by every study worker and
-resumed run before its first step, although nothing is compiled (a DDP rank pays it anyway: torch's
-`DistributedDataParallel` reads dynamo's config when it is built). `_Eager` calls the
-functions under those guards directly (their `__wrapped__`, only where the wrapper is that guard's: a
-torch that wraps them otherwise keeps its wrapper); the guards do nothing in eager mode, so the update
-is the same, bit for bit (tested against torch's AdamW). The cost: a torch that adds work to those
-guards would not run it here; the test that no training run imports `torch._dynamo` and the
-bit-identity test watch it. A run that compiles its blocks (`scale.compile`) still imports dynamo, for them.
+No `torch._dynamo` in eager training: `AdamW` and the base of the decoupled rules are
+`model/eageroptim.py`'s (`EagerOptimizer`), which skips torch's optimizer guards that import it on first
+call (about 3 CPU-s of a fresh process's start-up); evaluation's fine-tuning uses the same class. The
+update is the same, bit for bit (tested against torch's AdamW).
 """
 
 from __future__ import annotations
@@ -61,50 +54,19 @@ import math
 
 import torch
 from torch import nn
-from torch.optim import optimizer as torch_optimizer
 
+from encoderlab.model.eageroptim import AdamW, EagerOptimizer
 from encoderlab.train.config import OptimConfig
 from encoderlab.train.distributed import full_tensor
 
 StateByName = dict[str, dict[str, torch.Tensor]]
 
 
-def _guarded(wrapper_of) -> object:
-    """The code object of the wrapper `wrapper_of` puts around a function (to recognise it)."""
-    return wrapper_of(lambda: None).__code__
-
-
-# torch's own guards, by the code of their wrappers: the lazy `_disable_dynamo` and AdamW's step's
-_DYNAMO_GUARDS = (_guarded(torch._disable_dynamo), _guarded(torch_optimizer._use_grad_for_differentiable))
-
-
-def _unguarded(fn):
-    """`fn` without torch's dynamo guard around it (itself when its wrapper is anything else)."""
-    inner = getattr(fn, "__wrapped__", None)
-    return inner if inner is not None and getattr(fn, "__code__", None) in _DYNAMO_GUARDS else fn
-
-
-class _Eager(torch.optim.Optimizer):
-    """An optimizer whose bookkeeping does not import `torch._dynamo` (the module docstring)."""
-
-    add_param_group = _unguarded(torch.optim.Optimizer.add_param_group)
-    zero_grad = _unguarded(torch.optim.Optimizer.zero_grad)
-    state_dict = _unguarded(torch.optim.Optimizer.state_dict)
-    load_state_dict = _unguarded(torch.optim.Optimizer.load_state_dict)
-
-
-class AdamW(_Eager, torch.optim.AdamW):
-    """torch's AdamW, stepped without its dynamo guard: under `no_grad`, which is what the guard sets
-    for an optimizer that is not `differentiable` (ours never is)."""
-
-    step = torch.no_grad()(_unguarded(torch.optim.AdamW.step))
-
-
 def _no_decay(name: str, p: nn.Parameter) -> bool:
     return p.ndim <= 1 or name.endswith(".bias")  # norm weights and biases
 
 
-class _DecoupledBase(_Eager):
+class _DecoupledBase(EagerOptimizer):
     """Shared bookkeeping: the peak LR per group, per-parameter state, parameters with a gradient.
     Subclasses write `_update`, one group's step over the parameters that have a gradient."""
 
