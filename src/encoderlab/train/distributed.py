@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
 # FSDP2, DTensor and the DCP state-dict API are imported where they are used, and only asked about once
 # imported (`_loaded`): their import (sympy among it) costs as much CPU as a third of torch's own, which a
-# process that trains unsharded never needs (nor, since train/optim.py skips dynamo, imports for its optimizer).
+# process that trains unsharded never needs (nor, since model/eageroptim.py skips dynamo, imports for its optimizer).
 # A model is an FSDPModule, or a tensor a DTensor, only once that module was imported.
 
 
