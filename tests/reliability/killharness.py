@@ -318,7 +318,6 @@ def serve() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
-    import torch._dynamo  # noqa: F401  (AdamW imports it lazily; pay once here)
     import transformers  # noqa: F401
 
     import encoderlab.cli  # noqa: F401

@@ -270,3 +270,16 @@ def test_training_resumes_bit_for_bit_with_each_kind(tmp_path, kind):
     c = load_file(str(Path(other.out) / "final" / "model.safetensors"))
     assert any(not torch.equal(a[k], c[k]) for k in a)
     assert f"kind: {kind}" in (Path(whole.out) / "config.yaml").read_text()
+
+
+def test_adamw_step_hooks_run_as_torch_runs_them_after_a_torch_adamw():
+    """torch's first AdamW puts its step hooks on torch's class; our AdamW, defined after it, took that
+    hooked step as its own, so its hooks ran inside our `no_grad` (torch runs them outside its guard)."""
+    script = (
+        "import torch; p = torch.nn.Parameter(torch.ones(3)); torch.optim.AdamW([p]); "
+        "from encoderlab.model.eageroptim import AdamW; q = torch.nn.Parameter(torch.ones(3)); o = AdamW([q]); "
+        "seen = []; o.register_step_post_hook(lambda *a: seen.append(torch.is_grad_enabled())); "
+        "q.grad = torch.ones(3); o.step(); print(seen)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[True]"

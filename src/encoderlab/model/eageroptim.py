@@ -35,10 +35,19 @@ def _guarded(wrapper_of) -> object:
 _DYNAMO_GUARDS = (_guarded(torch._disable_dynamo), _guarded(torch_optimizer._use_grad_for_differentiable))
 
 
+# the step hooks torch's first instance of a class puts on its `step` (`Optimizer._patch_step_function`)
+_STEP_HOOKS = _guarded(torch.optim.Optimizer.profile_hook_step)
+
+
 def _unguarded(fn):
-    """`fn` without torch's dynamo guard around it (itself when its wrapper is anything else)."""
-    inner = getattr(fn, "__wrapped__", None)
-    return inner if inner is not None and getattr(fn, "__code__", None) in _DYNAMO_GUARDS else fn
+    """`fn` without torch's dynamo guard around it (itself when its wrapper is anything else). A step
+    hooked already (a torch AdamW made before this module was imported) is unwrapped first: its hooks
+    would run inside our `no_grad`, and its `hooked` mark, copied onto ours by `functools.wraps`, kept our
+    class from getting its own hooks around the step (torch runs them outside its guard)."""
+    inner, code = getattr(fn, "__wrapped__", None), getattr(fn, "__code__", None)
+    if inner is not None and code == _STEP_HOOKS:
+        return _unguarded(inner)
+    return inner if inner is not None and code in _DYNAMO_GUARDS else fn
 
 
 class EagerOptimizer(torch.optim.Optimizer):
