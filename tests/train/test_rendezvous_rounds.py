@@ -50,7 +50,10 @@ def test_a_restarted_round_reads_no_group_key_of_the_round_before(monkeypatch):
     monkeypatch.setattr(rendezvous, "JOIN_TIMEOUT", timedelta(seconds=30))
     first = _round(agent)
     first[1].set("0//cpu:gloo/rank_1", "the address of a rank that then died")  # as gloo's join writes it
-    assert first[0].check(["0//cpu:gloo/rank_1"])  # one round's ranks share their keys
+    # one round's ranks share their keys: read through the other rank's connection with a wait, since a
+    # TCPStore client's `set` does not wait for the server, so a `check` on another connection may come first
+    first[0].wait(["0//cpu:gloo/rank_1"], timedelta(seconds=30))
+    assert first[0].get("0//cpu:gloo/rank_1") == b"the address of a rank that then died"
     for restart in (0, 1):  # rank 0 first; then rank 1 first, reading the last round's token
         again = _round(agent, first=restart)
         assert not again[0].check(["0//cpu:gloo/rank_1"])  # was: the dead rank's address, gloo's hang
