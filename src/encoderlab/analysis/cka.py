@@ -54,7 +54,7 @@ import torch
 from torch import nn
 
 from encoderlab.analysis.cka_report import CkaLayer, CkaReport, seed_interval
-from encoderlab.analysis.collapsed import collapsed_layers
+from encoderlab.analysis.collapsed import COLLAPSED, collapsed_layers
 from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     check_finite,
@@ -72,7 +72,7 @@ PAPER2_SEEDS = (42, 43, 44)
 """The paper's sampling seeds (thesis, plots/chapter5/data/cka_mlm_control_heldout.json)."""
 
 
-ROUNDING = 1e-11
+ROUNDING = COLLAPSED  # one tolerance of float64 rounding for both checks
 """Spread across rows, relative to a column's own magnitude, below which the column is read as constant
 (`linear_cka`). The mean pooling of a token-constant layer leaves about 3e-17 per token of rounding in
 float64 (2e-13 at 8,192 tokens), and a mean of 0.1 is not 0.1 exactly: such a layer's centred features

@@ -43,7 +43,7 @@ square root of its tokens, far below 1024 ulps (1.2e-4); a real layer of real te
 
 COLLAPSED = 1e-11
 """Spread in float64, relative to the layer's largest magnitude, at or below which a layer is constant in
-exact arithmetic (`cka.ROUNDING`'s value: float64 rounding is about 1e-16, real variation above 1e-8)."""
+exact arithmetic (also `cka.ROUNDING`, per column: float64 rounding is about 1e-16, real variation above 1e-8)."""
 
 
 def relative_spread(features: torch.Tensor | np.ndarray) -> float:
