@@ -484,8 +484,8 @@ def test_a_claim_on_a_degenerate_score_says_so(tmp_path, monkeypatch):
     assert sc["numbers"]["degenerate"] == {"CLM": {"sst": "3 of 3 fine-tuning seeds"}}
     assert (
         "Caveat: fine-tuning runs at the chosen LR predicted one output for every test example (a tagger: one tag "
-        "for at least 99% of the words): CLM on sst (3 of 3 fine-tuning seeds); such a score is the label "
-        "prior's" in sc["sentence"]
+        "for at least 99% of the words it read, a tag the gold gives to under 90% of them): CLM on sst (3 of 3 "
+        "fine-tuning seeds); such a score is the label prior's" in sc["sentence"]
     )
     assert "(Degenerate predictions, above)" in sc["sentence"]
     qa = claims["mlm-qa"]  # CLM on squad predicted more than one answer: no caveat

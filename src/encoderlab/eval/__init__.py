@@ -2,7 +2,7 @@
 
 Layout: `spec` (what a task is), `signature` (the hash of a task's settings that keys the cache),
 `tasks/` (the registry, the offline, hub (paper 1, paper 2) and file-task loaders), `suites`,
-`features`, `tokenids` (tokenised splits held as flat arrays) and `qa` (tokenisation and answer
+`features`, `degenerate` (when a tagger's predictions are near-constant), `tokenids` (tokenised splits held as flat arrays) and `qa` (tokenisation and answer
 decoding), `answer_tagger` (EncodEval's QA as token tagging), `pooling` (the pooling a model's
 config.json declares), `heads`, `families` (per-family prepare/loss/predict/metrics), `batching`
 (padded, length-sorted prediction), `predictions` (saved test predictions), `finetune` (the shared

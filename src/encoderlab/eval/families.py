@@ -6,7 +6,8 @@ predicted labels, tags, answer texts, or a ranking), `metrics` computes the scor
 dicts alone. The predictions saved next to the results are exactly what `metrics` read, so a
 score can be recomputed from the file, inside encoderlab or out. `constant` says when every
 prediction of a split is the same (one class, one tag, one answer, one ranking), or for tagging when
-one tag covers nearly every word: a model that learned nothing, which a mean score alone does not show.
+one tag covers nearly every word it read (`degenerate`): a model that learned nothing, which a mean score
+alone does not show.
 
 Extractive QA by in/out-of-answer tagging (EncodEval's, paper 1) has its own operations in
 `answer_tagger.py`; batching and padding are in `batching.py`.
@@ -26,6 +27,7 @@ from torch import nn
 from encoderlab.eval import qa
 from encoderlab.eval.answer_tagger import AnswerTagger
 from encoderlab.eval.batching import Prepared, model_inputs, predict_rows, segments, token_loss
+from encoderlab.eval.degenerate import near_constant_tags
 from encoderlab.eval.features import (
     IGNORE,
     check_room,
@@ -62,14 +64,6 @@ from encoderlab.eval.metrics import (
 )
 from encoderlab.eval.spec import NEGATIVE, IRSplit, PairSCOptions, QAOptions, Task, TaskData
 from encoderlab.eval.tokenids import CompactFeatures, TokenIds, columns, compact_ids, input_keys
-
-NEAR_CONSTANT_SHARE = 0.99
-"""A tagger that gives one tag to at least this share of the words has learned (almost) nothing; a word
-or two of another tag must not hide that (a demo MLM model said 'nn' for 99.5% of brown-pos words, where
-the gold has 'nn' for 14%), so token classification flags it as well as the strictly constant case."""
-NEAR_CONSTANT_GOLD = 0.9
-"""... unless the gold itself has that tag for at least this share (an NER test split that is nearly all
-'O' is answered well by a nearly-all-'O' tagger)."""
 
 
 def text_ids(task: Task, tokenizer, texts: Sequence[str]) -> list[list[int]]:
@@ -303,25 +297,7 @@ class TokenClassification:
             out["sentence_macro_f1"] = sentence_macro_f1(gold, pred)
         return out
 
-    @staticmethod
-    def constant(predictions: list[dict]) -> str | None:
-        read = [{k: t for k, t in enumerate(p["pred"]) if k not in p.get("unread", ())} for p in predictions]
-        tags = Counter(t for r in read for t in r.values())
-        if len(predictions) < 2 or not tags:
-            return None
-        lost = sum(len(p.get("unread", ())) for p in predictions)
-        if len(tags) == 1:
-            words = f"every word it read ({lost:,} lost to truncation)" if lost else "every word"
-            return f"predicts tag '{next(iter(tags))}' for {words} of all {len(predictions)} sentences"
-        tag, count = tags.most_common(1)[0]
-        words = sum(tags.values())
-        gold = sum(p["gold"][k] == tag for p, r in zip(predictions, read) if "gold" in p for k in r) / words
-        if count / words >= NEAR_CONSTANT_SHARE and gold < NEAR_CONSTANT_GOLD:
-            return (
-                f"predicts tag '{tag}' for {100 * count / words:.1f}% of {words:,} words "
-                f"(the gold has it for {100 * gold:.1f}%)"
-            )
-        return None
+    constant = staticmethod(near_constant_tags)
 
 
 class ExtractiveQA:

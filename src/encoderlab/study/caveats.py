@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from encoderlab.eval.degenerate import TAGGER_RULE
 from encoderlab.jsonlines import finite_number
 from encoderlab.paths import typed
 from encoderlab.study.data import StudyData
@@ -149,7 +150,7 @@ def degenerate_caveat(
     listed = " (Degenerate predictions, above)" if step is None else ""  # that list is of final models
     return {"degenerate": flagged}, (
         f" Caveat: fine-tuning runs{at} at the chosen LR predicted one output for every test example (a tagger: "
-        f"one tag for at least 99% of the words): {said}; such a score is the label prior's, not a sign that the "
+        f"{TAGGER_RULE}): {said}; such a score is the label prior's, not a sign that the "
         f"model learned the task, so on that task the claim compares against the label prior{listed}."
     )
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from encoderlab.analysis.curves import Placed, curve_rows
 from encoderlab.analysis.plots import LAYER_LABEL, line_panels, pyplot, whole_ticks
+from encoderlab.eval.degenerate import TAGGER_RULE
 from encoderlab.eval.summary import ALL, EvalRecord
 from encoderlab.study.data import CkaResult, StudyData
 from encoderlab.study.figurefile import Figure, save_figure
@@ -108,7 +109,7 @@ def _degenerate_points(data: StudyData) -> str:
     if not said:
         return ""
     return (
-        " Points whose runs predicted one output (a tagger: one tag for at least 99% of the words), their score "
+        f" Points whose runs predicted one output (a tagger: {TAGGER_RULE}), their score "
         f"the label prior's, not a sign the model learned the task: {'; '.join(said)}."
     )
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.configforms import flow
+from encoderlab.eval.degenerate import TAGGER_RULE
 from encoderlab.eval.stats import p_text
 from encoderlab.locks import one_at_a_time
 from encoderlab.study.compute import ComputeSummary, compute_summary
@@ -359,8 +360,8 @@ def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
     if not flagged:
         return []
     note = (
-        "These runs predicted one output for every test example, or for a tagging task one tag for at least 99% "
-        "of the words (their test predictions are saved in each eval node's folder, `predictions/`): their score "
+        "These runs predicted one output for every test example, or for a tagging task "
+        f"{TAGGER_RULE} (their test predictions are saved in each eval node's folder, `predictions/`): their score "
         "is the label prior's, not a sign that the model learned the task."
     )
     return [("Degenerate predictions", "list", flagged), ("", "text", note)]
