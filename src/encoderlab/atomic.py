@@ -26,7 +26,9 @@ start, then serves a kill and a Ctrl-C alike). A folder that already exists at `
 only with `replace=True`; an empty one is always replaced (POSIX `rename` does that), and a
 non-empty one without `replace` makes the rename fail, so nothing is overwritten by accident.
 `replace_folder` is the last step alone, for writers that manage a resumable temporary folder
-themselves (`prepare`).
+themselves (`prepare`). A rename the file system refuses (`UNRENAMABLE`: a mount point as `path` is EBUSY)
+is one line naming `path` and the fix, `path` left as it was and the finished sibling removed by its owner:
+found only at the end, after the work (telling a mount point beforehand would not cover the other cases).
 
 A full disk (or a spent quota, or a file past the size limit: `errors.NO_ROOM`) is always an `OSError` with
 its errno, naming the folder, when it leaves `atomic_folder`, even when a library reported it as its own
@@ -140,8 +142,47 @@ def savefig_atomic(fig: Any, path: Path, **kwargs: Any) -> None:
 
 
 def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
-    """Rename the finished folder `tmp` to `path`, replacing an existing `path` when `replace`."""
+    """Rename the finished folder `tmp` to `path`, replacing an existing `path` when `replace`. A file system
+    that will not rename a folder there (`UNRENAMABLE`: `path` a mount point, ...) is one line (`UserError`),
+    with `path` as it was; the caller removes `tmp`, as after any failure."""
     tmp, path = Path(tmp), Path(path)
+    try:
+        return _renamed(tmp, path, replace)
+    except OSError as exc:
+        if exc.errno not in UNRENAMABLE:
+            raise
+        # `_swap` has put the old folder back by now
+        raise UserError(_unrenamable(path, exc)) from None
+
+
+UNRENAMABLE = {
+    errno.EBUSY: (
+        "a mount point",
+        "choose an output folder inside the mount, not the mount point itself, e.g. {in}",
+    ),
+    errno.EXDEV: (
+        "on another file system than its parent (or in a container image's layer)",
+        "choose an output folder inside it, e.g. {in}, or one on a single file system with its parent",
+    ),
+    errno.EPERM: ("a folder this user may not rename here", "choose an output folder of your own"),
+}
+"""The errnos of a rename the file system refuses where the output goes, not a mistake of ours: (what `path`
+then is, the fix, `{in}` standing for a folder inside `path`). Each was an OSError traceback after the work
+that filled the folder (EPERM a line naming the temporary folder, removed by then); a mount point as --out is
+the common one (a rename onto it, or of it to replace it, is EBUSY)."""
+
+
+def _unrenamable(path: Path, exc: OSError) -> str:
+    """The line for a finished folder that could not be renamed to `path` (`UNRENAMABLE`)."""
+    what, fix = UNRENAMABLE[exc.errno]
+    return (
+        f"cannot rename the finished output to {path} ({exc.strerror}: {path} is {what}); {path} is as it "
+        f"was and the new output was removed: {fix.replace('{in}', str(path / 'out'))}, and rerun"
+    )
+
+
+def _renamed(tmp: Path, path: Path, replace: bool) -> Path:
+    """`replace_folder`'s renames, its errors as the file system gives them."""
     if replace:
         _remove_replaced(path)
     if replace and path.exists():
