@@ -59,7 +59,8 @@ def test_a_mount_point_says_to_write_inside_the_mount(tmp_path, monkeypatch):
     tmp = tmp_path / "mnt.tmp"
     tmp.mkdir()
     _refuse_renames_touching(out, errno.EBUSY, monkeypatch)
-    with pytest.raises(UserError, match=r"is a mount point\); .* inside the mount, not the mount point itself"):
+    inside = r"is a mount point\); .* inside the mount, not the mount point itself"
+    with pytest.raises(UserError, match=inside):
         atomic.replace_folder(tmp, out)
 
 
@@ -67,6 +68,6 @@ def test_other_rename_failures_keep_their_error(tmp_path, monkeypatch):
     out = tmp_path / "out"
     (tmp_path / "out.tmp").mkdir()
     _refuse_renames_touching(out, errno.EIO, monkeypatch)
-    with pytest.raises(OSError) as failed:
-        atomic.replace_folder(tmp_path / "out.tmp", out)  # a failing disk is not the user's to fix: a traceback
+    with pytest.raises(OSError) as failed:  # a failing disk is not the user's to fix: a traceback
+        atomic.replace_folder(tmp_path / "out.tmp", out)
     assert failed.value.errno == errno.EIO and not isinstance(failed.value, UserError)
