@@ -412,6 +412,7 @@ NAMED = {
     "probe-task-empty": "tests.analysis.test_broken_inputs::test_an_empty_probing_task_is_named_empty_with_nothing_written",
     "study-freeze-preset-too-shallow": "tests.study.test_freeze_depth::test_a_freeze_preset_on_a_model_of_two_layers_is_refused_before_anything_runs",
     "out-is-a-mount-point": "tests.reliability.test_unrenamable_output::test_a_mount_point_says_to_write_inside_the_mount",
+    "asset-member-outside-its-folder": "tests.data.test_assets_unpack::test_a_tarball_member_outside_the_folder_is_refused_and_nothing_is_written",
 }  # fmt: skip
 
 # Every command by what it writes. A folder or a file: the catalogue row proving that it refuses

