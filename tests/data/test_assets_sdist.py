@@ -68,7 +68,7 @@ def index(tmp_path, monkeypatch):
     )
     handler = functools.partial(_QuietHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
     for name, value in {"PIP_INDEX_URL": url, "PIP_NO_CACHE_DIR": "1", "no_proxy": "127.0.0.1"}.items():
         monkeypatch.setenv(name, value)
@@ -143,6 +143,9 @@ def test_the_json_page_of_an_index_is_read_as_the_html_one(tmp_path, monkeypatch
 
         def __enter__(self):
             return self
+
+        def geturl(self) -> str:  # where it was served from: no redirect
+            return "https://example.org/simple/x/"
 
     monkeypatch.setattr(sdist.urllib.request, "urlopen", lambda *a, **k: Answer(json.dumps(page).encode()))
     assert (
@@ -223,7 +226,7 @@ def guarded(index, tmp_path):
     """The address, user and password included, of the fixture's index served behind basic auth."""
     handler = functools.partial(_GuardedHandler, directory=str(tmp_path / "index"))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield f"http://me:s3%40cret@127.0.0.1:{server.server_address[1]}/simple/"
     server.shutdown()
     server.server_close()

@@ -21,8 +21,10 @@ The indexes are pip's own, in pip's order: its index (`PIP_INDEX_URL`, else pip.
 index whose page lists the file serves it; a mirror configured for pip (a cluster behind a firewall) serves
 the sdist as it served the wheels. A `file://` index folder is read through its `index.html`, as pip does.
 pip's `find-links` (`PIP_FIND_LINKS`, pip.conf's `find-links`) are searched first: a folder (a path or a
-`file://` address) for the file by name, a page (a local HTML file or an http(s) address) for a link to
-it; and pip's `no-index` (`PIP_NO_INDEX`, pip.conf's `no-index`, read as pip reads a yes/no) leaves the
+`file:` address, in any of RFC 8089's forms: `file:/x`, `file:///x`, `file://localhost/x`) for the file by name, a
+page (a local HTML file or an http(s) address) for a link to it, its relative links read against the address it
+was served from after any redirect (as its `<base href>` says, if it has one), an index's project page too; and
+pip's `no-index` (`PIP_NO_INDEX`, pip.conf's `no-index`, read as pip reads a yes/no) leaves the
 find-links alone (`places`). A machine set up to fetch from a folder and never from an index fetched the
 sdist from PyPI all the same (or failed behind its firewall), where pip took its wheels from the folder.
 
@@ -129,7 +131,12 @@ def places(settings: dict[str, str] | None = None) -> list[Place]:
 
 def _local_url(entry: str) -> str:
     """A find-links entry as an address: a path (relative ones from the working folder, as pip reads them)
-    is a `file://` one; an address stays as it is."""
+    is a `file://` one; a `file:` address of this machine in any of RFC 8089's forms (`file:/x`, `file:///x`,
+    `file://localhost/x`) is the `file:///x` one; another address stays as it is. `file:/x` was read as a
+    relative path (./file:/x), since only `SCHEME://` was taken for an address."""
+    parts = urllib.parse.urlsplit(entry)
+    if parts.scheme.lower() == "file" and parts.netloc.lower() in ("", "localhost"):
+        return urllib.parse.urlunsplit(("file", "", parts.path, parts.query, parts.fragment))
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", entry):
         return entry
     return Path(entry).expanduser().resolve().as_uri()
@@ -185,12 +192,12 @@ class _Links(html.parser.HTMLParser):
 def file_url(index: str, package: str, filename: str) -> str:
     """The address of `filename` on `package`'s page; LookupError when the page does not list it."""
     page = project_page(index, package)
-    body, kind = _read_page(page)
+    body, kind, served = _read_page(page)
     if kind == JSON_PAGE:
         found = [f.get("url", "") for f in json.loads(body).get("files", []) if f.get("filename") == filename]
-        addresses = [_Links().address(page, h) for h in found]  # a JSON page has no <base>
+        addresses = [_Links().address(served, h) for h in found]  # a JSON page has no <base>
     else:
-        addresses = _named_links(body, page, filename)
+        addresses = _named_links(body, served, filename)
     return _first(addresses, page, filename)
 
 
@@ -205,11 +212,14 @@ def link_url(location: str, filename: str) -> str:
             if not (path / filename).is_file():
                 raise LookupError(f"{filename} was not found in {path}")
             return (path / filename).as_uri()
-        body = path.read_bytes()
+        body, page = path.read_bytes(), location
     else:
         with _opened(location, location, {"Accept": "text/html"}) as answer:
-            body = answer.read()
-    return _first(_named_links(body, location, filename), location, filename)
+            body, page = (
+                answer.read(),
+                answer.geturl(),
+            )  # after a redirect, the page's links are read from there
+    return _first(_named_links(body, page, filename), location, filename)
 
 
 def _named_links(body: bytes, page: str, filename: str) -> list[str]:
@@ -227,14 +237,16 @@ def _first(addresses: list[str], page: str, filename: str) -> str:
     return addresses[0]
 
 
-def _read_page(page: str) -> tuple[bytes, str]:
-    """A project page's bytes and content type; a `file://` index folder's page is its index.html (pip's
-    rule), served as HTML."""
+def _read_page(page: str) -> tuple[bytes, str, str]:
+    """A project page's bytes, content type and address, the one it was served from after any redirect (its
+    relative links are read against that one, as a browser and pip read them: against the address asked, a
+    mirror that moved its pages linked to files that are not there); a `file://` index folder's page is its
+    index.html (pip's rule), served as HTML."""
     parts = urllib.parse.urlsplit(page)
     if parts.scheme == "file":
-        return Path(urllib.request.url2pathname(parts.path), "index.html").read_bytes(), "text/html"
+        return Path(urllib.request.url2pathname(parts.path), "index.html").read_bytes(), "text/html", page
     with _opened(page, page, {"Accept": f"{JSON_PAGE}, text/html;q=0.1"}) as answer:
-        return answer.read(), answer.headers.get_content_type()
+        return answer.read(), answer.headers.get_content_type(), answer.geturl()
 
 
 def _opened(url: str, index: str, headers: dict[str, str] | None = None):  # urlopen's answer
