@@ -26,9 +26,10 @@ start, then serves a kill and a Ctrl-C alike). A folder that already exists at `
 only with `replace=True`; an empty one is always replaced (POSIX `rename` does that), and a
 non-empty one without `replace` makes the rename fail, so nothing is overwritten by accident.
 `replace_folder` is the last step alone, for writers that manage a resumable temporary folder
-themselves (`prepare`). A rename the file system refuses (`UNRENAMABLE`: a mount point as `path` is EBUSY)
-is one line naming `path` and the fix, `path` left as it was and the finished sibling removed by its owner:
-found only at the end, after the work (telling a mount point beforehand would not cover the other cases).
+themselves (`prepare`). A mount point as `path` is refused before the work (`check_renamable`, which
+`atomic_folder` and the writers with long work call first): nothing can be renamed onto one. A rename the file
+system refuses all the same (`UNRENAMABLE`: a bind mount `os.path.ismount` cannot tell is EBUSY; EXDEV; EPERM)
+is one line naming `path` and the fix, `path` left as it was and the finished sibling removed by its owner.
 
 A full disk (or a spent quota, or a file past the size limit: `errors.NO_ROOM`) is always an `OSError` with
 its errno, naming the folder, when it leaves `atomic_folder`, even when a library reported it as its own
@@ -174,11 +175,26 @@ the common one (a rename onto it, or of it to replace it, is EBUSY)."""
 
 def _unrenamable(path: Path, exc: OSError) -> str:
     """The line for a finished folder that could not be renamed to `path` (`UNRENAMABLE`)."""
-    what, fix = UNRENAMABLE[exc.errno]
     return (
-        f"cannot rename the finished output to {path} ({exc.strerror}: {path} is {what}); {path} is as it "
-        f"was and the new output was removed: {fix.replace('{in}', str(path / 'out'))}, and rerun"
+        f"cannot rename the finished output to {path} ({exc.strerror}: {path} is {UNRENAMABLE[exc.errno][0]}); "
+        f"{path} is as it was and the new output was removed: {_fix(exc.errno, path)}, and rerun"
     )
+
+
+def _fix(code: int, path: Path) -> str:
+    """The fix `UNRENAMABLE` gives for `code`, its folder inside `path` named."""
+    return UNRENAMABLE[code][1].replace("{in}", str(Path(path) / "out"))
+
+
+def check_renamable(path: Path) -> None:
+    """Refuse a `path` that is a mount point before the work, not at its end: a finished folder cannot be
+    renamed onto it (EBUSY). Touches nothing. A bind mount of a folder of the same file system is not told
+    from a folder (`os.path.ismount`), so `replace_folder` still says so at the rename."""
+    if os.path.ismount(path):
+        raise UserError(
+            f"{path} is a mount point, and encoderlab writes its output beside it, then renames it into place, "
+            f"which a mount point refuses; nothing was changed: {_fix(errno.EBUSY, path)}"
+        )
 
 
 def _renamed(tmp: Path, path: Path, replace: bool) -> Path:
@@ -276,6 +292,7 @@ def atomic_folder(
     path = Path(path)
     if tmp is None:
         path = folder_named(path)
+    check_renamable(path)  # before the block writes: the rename at its end would be refused
     tmp = _claim_sibling(path, tmp, tmp_is_ours)
     try:
         yield tmp

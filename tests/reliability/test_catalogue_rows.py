@@ -411,7 +411,8 @@ NAMED = {
     "probe-texts-read-as-one-input": "tests.analysis.test_broken_inputs::test_a_probe_of_texts_the_tokenizer_reads_as_one_input_is_refused_not_scored",
     "probe-task-empty": "tests.analysis.test_broken_inputs::test_an_empty_probing_task_is_named_empty_with_nothing_written",
     "study-freeze-preset-too-shallow": "tests.study.test_freeze_depth::test_a_freeze_preset_on_a_model_of_two_layers_is_refused_before_anything_runs",
-    "out-is-a-mount-point": "tests.reliability.test_unrenamable_output::test_a_mount_point_says_to_write_inside_the_mount",
+    "out-is-a-mount-point": "tests.reliability.test_unrenamable_output::test_a_mount_point_is_refused_before_the_folder_is_written",
+    "out-cannot-be-renamed-onto": "tests.reliability.test_unrenamable_output::test_a_folder_that_cannot_be_renamed_into_place_is_one_line_and_nothing_changes",
     "asset-member-outside-its-folder": "tests.data.test_assets_unpack::test_a_tarball_member_outside_the_folder_is_refused_and_nothing_is_written",
 }  # fmt: skip
 

@@ -1,8 +1,10 @@
 """An output folder the file system will not rename a folder onto (a mount point as --out: EBUSY; EXDEV; EPERM)
-is one line naming it and the fix, and leaves everything as it was (`atomic.UNRENAMABLE`).
+is one line naming it and the fix, and leaves everything as it was (`atomic.UNRENAMABLE`); a mount point that
+`os.path.ismount` tells is refused before the work (`atomic.check_renamable`).
 
 It was an OSError traceback after the whole export, prepare or tokenizer training. No test can mount a file
-system, so the rename that would meet the mount point raises what Linux raises there; the function is tested
+system, so the rename that would meet the mount point raises what Linux raises there (and `ismount` says what it
+would say of one); the functions are tested
 rather than a command, since every command that renames a finished folder into place goes through it and each
 command's run costs seconds.
 """
@@ -71,3 +73,48 @@ def test_other_rename_failures_keep_their_error(tmp_path, monkeypatch):
     with pytest.raises(OSError) as failed:  # a failing disk is not the user's to fix: a traceback
         atomic.replace_folder(tmp_path / "out.tmp", out)
     assert failed.value.errno == errno.EIO and not isinstance(failed.value, UserError)
+
+
+def _mount_point_at(out, monkeypatch):
+    real = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda path: os.fspath(path) == os.fspath(out) or real(path))
+
+
+def test_a_mount_point_is_refused_before_the_folder_is_written(tmp_path, monkeypatch):
+    out = tmp_path / "mnt"
+    out.mkdir()
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path)
+    _mount_point_at(out, monkeypatch)
+    written = []
+    refused = r"mnt is a mount point, and .* inside the mount, not the mount point"
+    with pytest.raises(UserError, match=refused), atomic.atomic_folder(out):
+        written.append(True)
+    assert not written
+    assert_unchanged(before)
+
+
+def test_a_prepare_into_a_mount_point_is_refused_before_it_reads_anything(tmp_path, monkeypatch):
+    from encoderlab.data.target import check_target
+
+    out = tmp_path / "mnt"
+    out.mkdir()
+    _mount_point_at(out, monkeypatch)
+    with pytest.raises(UserError, match=r"mnt is a mount point, .*nothing was changed"):
+        check_target(out, None)
+
+
+def test_a_tokenizer_into_a_mount_point_is_refused_before_the_training(tmp_path, monkeypatch):
+    from encoderlab.data import tokenizer_training
+    from encoderlab.data.sources import SourceConfig
+
+    (tmp_path / "c.txt").write_text("some text\n")
+    out = tmp_path / "mnt"
+    out.mkdir()
+    _mount_point_at(out, monkeypatch)
+    monkeypatch.setattr(tokenizer_training, "_train_in_child", lambda job: pytest.fail("trained"))
+    with pytest.raises(UserError, match=r"mnt is a mount point, .*nothing was changed"):
+        tokenizer_training.train_tokenizer(
+            SourceConfig(location=str(tmp_path / "c.txt")), 300, out, progress=False
+        )
+    assert not any(out.iterdir())

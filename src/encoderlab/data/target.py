@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from encoderlab import jsonlines
+from encoderlab.atomic import check_renamable
 from encoderlab.data import freshness
 from encoderlab.data.packed import FORMAT, read_meta
 from encoderlab.data.resume import PROGRESS
@@ -69,6 +70,7 @@ def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = 
         raise UserError(f"{out} already holds data prepared differently ({differs}); {fix}")
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
         raise UserError(f"{out} holds files but no meta.json; {fix}")
+    check_renamable(out)  # OUT.tmp is renamed onto it at the end; a finished one above needs no rename
     return False
 
 

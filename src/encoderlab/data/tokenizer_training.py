@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Literal
 
 from encoderlab import words
-from encoderlab.atomic import atomic_folder, check_sibling, write_json_atomic
+from encoderlab.atomic import atomic_folder, check_renamable, check_sibling, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.filereaders import MissingTextField
 from encoderlab.data.freshness import TXT_READING
@@ -341,6 +341,16 @@ def _warn_not_reproducible() -> None:
     )
 
 
+def _check_settings(specials: dict[str, str], max_docs: int | None, seed: int, stop: Stop) -> None:
+    """Refuse settings `train_tokenizer` cannot train with, before it reads anything."""
+    if len(set(specials.values())) != len(specials):
+        raise UserError(f"special tokens must be distinct, got {specials}")
+    if max_docs is not None and max_docs < 1:
+        raise UserError(f"--max-docs must be >= 1, got {max_docs}; leave it out to read everything")
+    check_seed(seed)
+    check_stop(stop)
+
+
 def train_tokenizer(
     sources: SourceConfig | list[SourceConfig] | tuple[SourceConfig, ...],
     vocab_size: int,
@@ -357,8 +367,6 @@ def train_tokenizer(
 ):
     """Train a tokenizer on `sources` (mixed by weight) and save it to `out` as a
     PreTrainedTokenizerFast folder; returns the loaded tokenizer (see the module docstring)."""
-    from transformers import PreTrainedTokenizerFast
-
     from encoderlab.data.tokenizer import load_tokenizer
 
     out = Path(out)
@@ -377,15 +385,13 @@ def train_tokenizer(
         _refuse_unless_done(out, recipe)
         log.info("%s already holds the tokenizer these arguments train, on these sources; nothing to do", out)
         return load_tokenizer(out)
-    if len(set(specials.values())) != len(specials):
-        raise UserError(f"special tokens must be distinct, got {specials}")
-    if max_docs is not None and max_docs < 1:
-        raise UserError(f"--max-docs must be >= 1, got {max_docs}; leave it out to read everything")
-    check_seed(seed)
-    check_stop(stop)
+    check_renamable(out)  # refused now, not after the training (a finished tokenizer there needs no rename)
+    _check_settings(specials, max_docs, seed, stop)
     _build(kind, specials, vocab_size, lowercase, False)  # a bad kind or vocab size fails here, at once
     checked = check_disjoint(sources)  # bad locations fail before the child starts
     (trained, read), count = _train_in_child(job)
+    from transformers import PreTrainedTokenizerFast  # here: a refusal above needs no transformers (a second)
+
     fast = PreTrainedTokenizerFast(
         tokenizer_object=_checked(trained, count, job),
         **{f"{role}_token": token for role, token in specials.items()},
