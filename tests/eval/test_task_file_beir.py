@@ -181,7 +181,8 @@ MISTAKES = {  # case -> (what the folder gets, the line printed after "task file
     ),
     "task-file-beir-grade": (
         {"qrels": {"test": HEADER + "q30\td30\t0.5\n"}},
-        "line 2 of {w}/sci/qrels/test.tsv: score '0.5' is not a whole relevance grade (0, 1, 2, ...); fix it",
+        "line 2 of {w}/sci/qrels/test.tsv: score '0.5' is not a whole-number relevance grade; write a whole "
+        "number: 1 or more is relevant, 0 or below (TREC's -2 for spam) is not",
     ),
     "task-file-beir-qrels-jsonl": (
         {
@@ -211,6 +212,22 @@ def test_a_mistake_in_a_beir_folder_is_one_line_and_writes_nothing(case, tmp_pat
         assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
         assert_printed_as_documented(case, err, tmp_path)
         assert not (tmp_path / "e").exists()
+
+
+def test_a_negative_grade_is_read_as_not_relevant_as_trec_eval_reads_it(tmp_path):
+    """TREC's -2 (spam) in qrels, which BEIR's loader reads: kept as given (the refusal of a grade that is no
+    whole number used to say grades are 0, 1, 2, ...), trained on never, scored as 0 (`test_negative_grades`)."""
+    lines = [HEADER.strip(), "q30\td30\t2", "q30\td31\t-2", "q31\td31\t-2", "q32\td32\t1"]
+    write_beir(tmp_path / "sci", qrels={"test": "\n".join(lines) + "\n", "train": _with_spam(tmp_path)})
+    data = task_from_file(beir_task(tmp_path)).loader()
+    assert data.tests["test"].qrels == {"q30": {"d30": 2, "d31": -2}, "q31": {"d31": -2}, "q32": {"d32": 1}}
+    assert {p["doc_id"] for p in data.train if p["query"] == "where is thing 0"} == {"d0", "d1"}
+
+
+def _with_spam(tmp_path) -> str:
+    """write_beir's train qrels (as written by it) with q0 judging d5 -2."""
+    write_beir(tmp_path / "plain")
+    return (tmp_path / "plain" / "qrels" / "train.tsv").read_text() + "q0\td5\t-2\n"
 
 
 def test_beir_data_beside_other_data_fields_or_under_another_family_is_one_line(tmp_path):

@@ -28,7 +28,8 @@ judgment), keeps the later of two corpus rows sharing an `_id`, stops with a Key
 query the queries file lacks, and scores one of a document the corpus lacks as never retrieved; its
 `int(score)` refuses `1.0`, which is read here as the grade 1. Scores as BEIR's `EvaluateRetrieval.evaluate`
 (pytrec_eval, the mean over every query pytrec_eval returns): graded relevance (trec_eval's gain is the
-grade; a grade below 1 is judged not relevant), ranked against the whole corpus (the built-in IR tasks
+grade; a grade below 1 is judged not relevant, a negative one too: TREC's -2 for spam is read, as BEIR's
+loader reads it, and scored as trec_eval scores it, `metrics/retrieval.py`), ranked against the whole corpus (the built-in IR tasks
 rank judged documents only), ties in score broken by document id, the larger first (trec_eval's
 `comp_sim_docno`). The queries scored are those the split's qrels name, as BEIR's loader keeps only
 those: a query judged only 0 is scored (nDCG and recall 0, counted in the mean: pytrec_eval scores every
@@ -416,7 +417,10 @@ def _qrels(
         except ValueError:
             grade = float("nan")
         if not grade.is_integer():
-            raise UserError(f"{at}: score {score!r} is not a whole relevance grade (0, 1, 2, ...); fix it")
+            raise UserError(
+                f"{at}: score {score!r} is not a whole-number relevance grade; write a whole number: 1 or more "
+                "is relevant, 0 or below (TREC's -2 for spam) is not"
+            )
         if q not in queries:
             raise UserError(_unknown(at, "query", q, "queries"))
         if named is not None:
