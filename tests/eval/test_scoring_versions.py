@@ -72,6 +72,19 @@ def test_qa_scores_cached_before_scored_splits_kept_every_answer_are_not_reused(
         assert again.get("m", name, TASKS[name].signature(), 1e-4, 0) is None
 
 
+# Signatures that the code before `sc multi-label` 1 (2026-12-07) gave these tasks, computed by that code.
+SIGNATURES_BEFORE_MULTILABEL_MACRO = {"biomed-hoc": "d7586a5cbf64243e"}
+SINGLE_LABEL_SC_SIGNATURES = {"tweets": "db7f4a1f6929d7dd"}
+
+
+def test_multilabel_scores_cached_before_macro_over_every_label_are_not_reused(tmp_path):
+    again = _cached_under(tmp_path, SIGNATURES_BEFORE_MULTILABEL_MACRO)
+    for name in SIGNATURES_BEFORE_MULTILABEL_MACRO:
+        assert again.get("m", name, SIGNATURES_BEFORE_MULTILABEL_MACRO[name], 1e-4, 0) is not None
+        assert again.get("m", name, TASKS[name].signature(), 1e-4, 0) is None
+    assert {n: TASKS[n].signature() for n in SINGLE_LABEL_SC_SIGNATURES} == SINGLE_LABEL_SC_SIGNATURES
+
+
 def test_only_the_bumped_path_changes_its_tasks_signatures():
     # pre-split words kept their scoring code: paper 2's NER tasks keep their signatures and results
     split = [t for t in TASKS.values() if t.family == "tc" and t.options.words == "split"]
@@ -84,7 +97,7 @@ def test_only_the_bumped_path_changes_its_tasks_signatures():
 def test_every_family_and_word_encoding_has_a_scoring_version():
     paths = {f for f in typing.get_args(Family) if f != "tc"}
     paths |= {f"tc words: {w}" for w in typing.get_args(typing.get_type_hints(TCOptions)["words"])}
-    assert set(SCORING_VERSIONS) == paths
+    assert set(SCORING_VERSIONS) == paths | {"sc multi-label"}
 
 
 # --------------------------------------------------------------------------- the guard
@@ -131,7 +144,8 @@ def _tc(words: str, subwords: str, inputs: str, metric: str):
 
 
 def _sc(multilabel: bool):
-    labels = ("a", "b", "c")
+    # multi-label: "d" predicted only, "e" neither gold nor predicted (macro-F1 counts it since version 1)
+    labels = ("a", "b", "c", "d", "e") if multilabel else ("a", "b", "c")
     options = SCOptions(labels=labels, multilabel=multilabel)
     metric = "weighted_f1" if multilabel else "accuracy"
     task = dataclasses.replace(TASKS["tweets"], options=options, metric=metric)
@@ -231,7 +245,14 @@ GOLDEN = {
     },
     ("sc", 0): {
         "sc one label": {"accuracy": 50.0, "macro_f1": 38.888889},
-        "sc multi-label": {"macro_f1": 44.444444, "micro_f1": 50.0, "weighted_f1": 40.0, "accuracy": 25.0},
+    },
+    ("sc multi-label", 1): {
+        "sc multi-label": {
+            "macro_f1": 26.666667,
+            "micro_f1": 42.857143,
+            "weighted_f1": 40.0,
+            "accuracy": 25.0,
+        },
     },
     ("qa", 1): {
         "qa span": {"exact_match": 0.0, "f1": 16.666667},

@@ -176,7 +176,7 @@ class MultiLabelClassification(SequenceClassification):
     @staticmethod
     def metrics(task: Task, predictions: list[dict]) -> dict:
         gold, pred = [set(p["gold"]) for p in predictions], [set(p["pred"]) for p in predictions]
-        return {**multilabel_f1(gold, pred), "accuracy": accuracy(gold, pred), "n": len(predictions)}
+        return {**multilabel_f1(gold, pred, task.labels), "accuracy": accuracy(gold, pred), "n": len(gold)}
 
     @staticmethod
     def constant(predictions: list[dict]) -> str | None:

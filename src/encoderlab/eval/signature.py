@@ -68,6 +68,7 @@ scores made with fewer steps are not reused. One epoch has the same steps as bef
 
 SCORING_VERSIONS: dict[str, int] = {
     "sc": 0,
+    "sc multi-label": 1,
     "tc words: text": 1,
     "tc words: split": 0,
     "qa": 1,
@@ -85,14 +86,21 @@ scores made by the old code are not reused. Bumps:
 - `ir` 1 (2026-12-07): fine-tuning masks a query's in-batch copies of its positive and hard negatives by
   the token ids fed, after truncation (`heads.input_key`; by doc id only before 2026-12-06): a batch holding
   two documents equal up to `max_length` trained them apart as negatives of themselves. IR scores cached
-  before that, under the same signature, are not reused."""
+  before that, under the same signature, are not reused.
+- `sc multi-label` 1 (2026-12-07, a path of its own from then: single-label sc keeps version 0 and its
+  hashes): macro-F1 averages over every label of the task, scikit-learn's `f1_score(average="macro",
+  zero_division=0)` on the task's indicator matrix (`metrics.classification`), not over the labels gold or
+  predicted in the split; micro-F1 of a split without any label is 0, not 100."""
 
 
 def scoring_path(task: Task) -> str:
-    """The key of `task`'s scoring code in `SCORING_VERSIONS`: its family, and for token classification
-    how its words reach the tokenizer (running text and pre-split words map tokens to words apart)."""
+    """The key of `task`'s scoring code in `SCORING_VERSIONS`: its family, for token classification how
+    its words reach the tokenizer (running text and pre-split words map tokens to words apart), and for
+    sequence classification whether it is multi-label (label sets, scored by their own metrics)."""
     if task.family == "tc":
         return f"tc words: {task.options.words}"
+    if task.family == "sc" and getattr(task.options, "multilabel", False):
+        return "sc multi-label"
     return task.family
 
 

@@ -43,20 +43,30 @@ def test_classification_scores_match_scikit_learn():
 
 
 def test_multilabel_scores_match_scikit_learn():
+    """As paper 2's English protocol (BioClinical-ModernBERT) scores HoC: `f1_score(Y, Y_pred, average=...,
+    zero_division=0)` on indicator matrices of one column per label of the task, absent labels included
+    (macro-F1 was over the labels present until 2026-12-07: the matrix's columns here were those)."""
     rng = random.Random(1)
     for _ in range(200):
-        n, k = rng.randint(2, 25), rng.randint(2, 5)
+        n, k = rng.randint(2, 25), rng.randint(2, 6)
         gold = [{x for x in range(k) if rng.random() < 0.3} for _ in range(n)]
         pred = [{x for x in range(k) if rng.random() < 0.3} for _ in range(n)]
-        classes = sorted(set().union(*gold, *pred))
-        if len(classes) < 2:  # one column reads as binary y in scikit-learn, not as label sets
-            continue
-        binarizer = MultiLabelBinarizer(classes=classes)
+        binarizer = MultiLabelBinarizer(classes=range(k))
         y, y_pred = binarizer.fit_transform(gold), binarizer.transform(pred)
-        ours = multilabel_f1(gold, pred)
+        ours = multilabel_f1(gold, pred, range(k))
         for average in ("macro", "micro", "weighted"):
             ref = f1_score(y, y_pred, average=average, zero_division=0)
             assert ours[f"{average}_f1"] == pytest.approx(100 * ref), (average, gold, pred)
+
+
+def test_multilabel_macro_f1_counts_a_label_neither_gold_nor_predicted():
+    gold, pred = [{0}, {0, 1}], [{0}, {1}]  # label 2 of the task: in no gold set, never predicted
+    y, y_pred = np.array([[1, 0, 0], [1, 1, 0]]), np.array([[1, 0, 0], [0, 1, 0]])
+    ours = multilabel_f1(gold, pred, (0, 1, 2))["macro_f1"]
+    assert ours == pytest.approx(100 * f1_score(y, y_pred, average="macro", zero_division=0))
+    assert ours == pytest.approx(100 * (2 / 3 + 1 + 0) / 3)  # not (2/3 + 1) / 2, the labels present
+    with pytest.raises(ValueError, match=r"labels \['3'\] are not among"):
+        multilabel_f1(gold, [{0}, {3}], (0, 1, 2))
 
 
 def strict_entities(tags: list[str]) -> set[tuple[int, int, str]]:

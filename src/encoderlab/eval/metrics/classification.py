@@ -1,9 +1,19 @@
 """Accuracy, macro-, weighted and one class's F1 over labels (in percent); multi-label macro/micro-F1
 over label sets.
 
-Macro-F1 averages the per-class F1 over the classes present in the gold labels or the
-predictions (scikit-learn's convention with `labels=None`); a class with no true positives and no
+Macro-F1 of one label per example averages the per-class F1 over the classes present in the gold labels
+or the predictions (scikit-learn's convention with `labels=None`); a class with no true positives and no
 predictions does not exist for it, while a predicted-only class counts with F1 0.
+
+Multi-label scores are scikit-learn's `f1_score(Y, Y_pred, average=..., zero_division=0)` on indicator
+matrices with one column per label of the task, what paper 2's English protocol computes for HoC
+(BioClinical-ModernBERT's `compute_metrics_multi_label_classification`: weighted and micro, on the
+`(logits > 0)` matrix of every output column). So macro-F1 averages over every label of the task: a label
+neither gold nor predicted in the split scores 0 and counts (until 2026-12-07 it was left out, the
+single-label convention above, which read 10 labels with one absent as 9). Micro- and weighted F1 are the
+same either way but for a split with no label at all, gold or predicted: 0, as zero_division=0 gives
+(micro-F1 was 100 there). The trade-off: a split too small to hold every label is marked down for
+labels it cannot show; that is scikit-learn's and the paper's reading, and micro- and weighted F1 are not.
 """
 
 from __future__ import annotations
@@ -51,25 +61,27 @@ def binary_f1(gold: Sequence, pred: Sequence, positive) -> float:
     return 100.0 * 2 * tp / both if both else 0.0
 
 
-def multilabel_f1(gold: Sequence[set], pred: Sequence[set]) -> dict[str, float]:
-    """Macro-F1 (mean of per-label F1 over the labels in gold or predictions, the convention
-    above), micro-F1 (F1 of the pooled label decisions) and weighted F1 (per-label F1 weighted by the
-    label's gold count) of label sets (percent)."""
+def multilabel_f1(gold: Sequence[set], pred: Sequence[set], labels: Sequence) -> dict[str, float]:
+    """Macro-F1 (mean of per-label F1 over every one of `labels`, the task's: 0 for a label neither gold
+    nor predicted), micro-F1 (F1 of the pooled label decisions) and weighted F1 (per-label F1 weighted by
+    the label's gold count) of label sets (percent), as the module docstring says."""
     _check(gold, pred)
+    if not labels:
+        raise ValueError("multi-label scores need the task's labels (one column each)")
     per_label, tp_all, fp_all, fn_all, weighted, support = [], 0, 0, 0, 0.0, 0
-    for label in sorted(set().union(*gold, *pred)):
+    for label in labels:
         tp = sum(label in g and label in p for g, p in zip(gold, pred))
         fp = sum(label not in g and label in p for g, p in zip(gold, pred))
         fn = sum(label in g and label not in p for g, p in zip(gold, pred))
-        per_label.append(2 * tp / (2 * tp + fp + fn))
+        per_label.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0)  # zero_division=0
         tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
         weighted, support = weighted + (tp + fn) * per_label[-1], support + tp + fn
-    macro = 100.0 * sum(per_label) / len(per_label) if per_label else 100.0
+    if unknown := set().union(*gold, *pred) - set(labels):  # a column the matrix lacks: no score of ours
+        raise ValueError(f"labels {sorted(map(str, unknown))} are not among the task's {list(labels)}")
     pooled = 2 * tp_all + fp_all + fn_all
-    micro = 100.0 * 2 * tp_all / pooled if pooled else 100.0
     return {
-        "macro_f1": macro,
-        "micro_f1": micro,
+        "macro_f1": 100.0 * sum(per_label) / len(per_label),
+        "micro_f1": 100.0 * 2 * tp_all / pooled if pooled else 0.0,
         "weighted_f1": 100.0 * weighted / support if support else 0.0,
     }
 
