@@ -32,7 +32,12 @@ from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import FinetuneConfig, HubRepo, Inputs, PairSCOptions, Task
 from encoderlab.eval.tasks.beir import beir_data, beir_hub_id
 from encoderlab.eval.tasks.custom_data import DataSpec, load_splits
-from encoderlab.eval.tasks.custom_examples import before_cut, examples, required_columns
+from encoderlab.eval.tasks.custom_examples import (
+    before_cut,
+    examples,
+    note_untrained_labels,
+    required_columns,
+)
 from encoderlab.eval.tasks.custom_family import (
     FAMILIES,
     METRICS,
@@ -309,6 +314,7 @@ def _task_from_file(path: Path) -> Task:
         _check_entity_tags(spec, metric, options.labels, where)
     if spec.family in ("sc", "pair-sc"):
         check_binary_f1(options.labels, options, (metric, spec.finetune.select_metric), where)
+    note_untrained_labels(spec, data, options, where)  # after every check: a refusal prints alone
     return Task(
         name=spec.name,
         description=spec.description or f"{spec.family} task from {path.name}",

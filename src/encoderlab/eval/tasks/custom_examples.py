@@ -16,10 +16,11 @@ cells are read touches both.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 from encoderlab.data.hub import import_datasets
-from encoderlab.eval.spec import NEGATIVE, TaskData
+from encoderlab.eval.spec import NEGATIVE, TaskData, TaskOptions
 from encoderlab.eval.tasks.custom_data import (
     SPLITS,
     refuse_negative_ids,
@@ -55,6 +56,7 @@ from encoderlab.eval.tasks.hiddenlabels import (
 from encoderlab.eval.tasks.hublayout import class_names
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import RowPlaces, check_rows, file_order
+from encoderlab.words import count, noun
 
 if TYPE_CHECKING:
     from encoderlab.eval.tasks.custom import TaskSpec
@@ -173,6 +175,36 @@ def _labelled(
         check_iob2(parts, labels, places, order, where)
     check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
     return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
+
+
+def note_untrained_labels(spec: TaskSpec, data: TaskData, options: TaskOptions, where: str) -> None:
+    """Warn, and go on, of the labels of an sc, pair-sc or tc task (`options.labels`: its `labels:`, or a
+    ClassLabel column's names) that no training example of `data` holds: the model never learns to predict them, yet they are
+    scored (a gold one is always missed, and macro-F1 counts them), as in run_glue.py, which trains on such a
+    label set without a word; it was unsaid here too. A `UserWarning`, so the CLI prints it as one
+    `encoderlab: note:` line on stderr (`errors.warnings_as_notes`); called once the task file has passed
+    every check, so a refused one prints its refusal alone. Not refused: a label of the scored set may be rare
+    enough that train lacks it (a class of the test data, an `I-` tag of single-word entities), and only the
+    user knows whether it belongs."""
+    kind = label_kind(spec.options)
+    if spec.family not in ("sc", "pair-sc", "tc") or kind == "regression":
+        return
+    labels = options.labels
+    name = "tags" if spec.family == "tc" else "label"  # the field as the file reads it
+    field = "labels" if kind == "multilabel" else name  # as the examples hold it: an id, or a list of ids
+    held = {i for e in data.train for i in (e[field] if field != "label" else (e[field],))}
+    if missing := [label for i, label in enumerate(labels) if i not in held]:
+        column = spec.columns.get(name, name)
+        source = "`labels:`" if spec.labels is not None else f"the label column {column!r}'s class names"
+        it, n = noun(len(missing), "it", "them"), len(missing)
+        warnings.warn(
+            f"{where}: {count(n, 'label')} of {source} ({', '.join(map(repr, missing))}) {noun(n, 'is', 'are')} "
+            f"held by no training {'word' if field == 'tags' else 'example'}: the model never learns to predict "
+            f"{it}, yet {noun(n, 'it counts', 'they count')} in the scores; add training rows that hold {it}, or "
+            f"drop {it} from the labels if {noun(n, 'it is', 'they are')} no class of the task",
+            UserWarning,
+            stacklevel=2,
+        )
 
 
 def required_columns(spec: TaskSpec) -> tuple[str, ...]:
