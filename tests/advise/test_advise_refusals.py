@@ -267,6 +267,22 @@ def test_percent_on_a_loss_is_refused(tmp_path, capsys):
     )
 
 
+def test_percent_on_a_metric_of_unknown_direction_is_asked_its_direction_alone(tmp_path, capsys):
+    """--percent gives the unit (ceiling 100), not the direction: the line asked for --better and for --ceiling
+    "for a score", which --percent had given, and said nothing of what --percent implies."""
+    path = _scores(tmp_path / "acc.csv")
+    path.write_text(path.read_text().replace("finetune:sst2", "accuracy"))
+    argv = [str(path), "--metric", "accuracy", "--target-flops", "1e16", "--percent"]
+    assert _refused(capsys, tmp_path, argv).endswith(
+        "is accuracy better lower or higher? say so with --better: --percent gives its unit, not its direction, "
+        "and encoderlab knows the direction of val/mlm15 and finetune:TASK only; give --better higher for a "
+        "score in percent (its ceiling, 100, is then taken), or --better lower without --percent for a "
+        "lower-is-better metric (an error rate, a loss)"
+    )
+    without = _refused(capsys, tmp_path, argv[:-1])
+    assert without.endswith("--ceiling C, or --percent for a score in percent (ceiling 100)"), without
+
+
 def _zero_below(path, size, scale):
     """`path`'s CLM scores (its last 6 rows) at 0 below the `size`-th size, the rest times `scale`."""
     head, *rows = path.read_text().splitlines()
@@ -301,6 +317,26 @@ def test_tokens_of_one_schedule_in_billions_are_refused(tmp_path, capsys):
         f"{path}:2 (MLM-40) is at N=1e+06, D=2e+07 and {path}:8 (CLM) at N=1e+06, D=0.02: 1e+09 times apart at "
         "one size, tokens in two units (thousands, millions or billions beside a count); give every run's tokens "
         "as a count of tokens"
+    ), err
+
+
+def test_tokens_in_billions_at_sizes_the_other_schedule_never_ran_are_refused(tmp_path, capsys):
+    """MLM at 1e6, 4e6 and 1.6e7 parameters, CLM at 2e6, 8e6 and 3.2e7 with D in billions: no size in common,
+    so the units were never compared (the check looked at one size only) and the ladder was advised."""
+    path = tmp_path / "apart.csv"
+    rows = [
+        f"{share},{mask},{n:g},{20 * n / unit:g},{s},{60 + 5 * k + s / 10:g}"
+        for share, mask, sizes, unit in ((0, 0.4, (1e6, 4e6, 1.6e7), 1), (1, "", (2e6, 8e6, 3.2e7), 1e9))
+        for k, n in enumerate(sizes)
+        for s in (0, 1)
+    ]
+    path.write_text("clm_share,mask_ratio,params,tokens,seed,finetune:sst2\n" + "\n".join(rows) + "\n")
+    err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
+    assert err.endswith(
+        f"{path}:2 (MLM-40) is at N=1e+06, D=2e+07 (20 tokens per parameter) and {path}:8 (CLM) at N=2e+06, "
+        "D=0.04 (2e-08): 1e+09 times apart in tokens per parameter, where their schedules come nearest, tokens "
+        "in two units (thousands, millions or billions beside a count); give every run's tokens as a count of "
+        "tokens"
     ), err
 
 

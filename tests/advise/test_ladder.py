@@ -134,3 +134,24 @@ def test_a_schedule_of_three_stages_is_named_whole():
     assert Schedule((Stage("clm", 0.25, approx=True), Stage("mlm", 0.75, 0.4, approx=True))).name == (
         "CLM ~25% -> MLM-40"  # two stages read as before
     )
+
+
+def _runs(schedule, points):
+    return [Observation(schedule=schedule, params=n, tokens=d, seed=0, value=1.0) for n, d in points]
+
+
+def test_token_units_pass_real_ladders_whose_schedules_ran_other_sizes_and_budgets():
+    """Per parameter, at any sizes: a fixed-tokens ladder (D the same at every size, so 2.5-160 tokens per
+    parameter) beside a Chinchilla one at other sizes (20 per parameter) and one of small budgets (1-4) is one
+    unit; a Chinchilla ladder in millions beside one in counts, at other sizes, is not."""
+    from encoderlab.advise.ladderchecks import check_token_units
+
+    fixed = _runs(Schedule.biphasic(0.0, 0.4), [(n, 1.6e8) for n in (1e6, 4e6, 1.6e7, 6.4e7)])
+    chinchilla = _runs(Schedule.biphasic(1.0, None), [(n, 20 * n) for n in (2e6, 8e6, 3.2e7)])
+    small = _runs(Schedule.biphasic(0.5, 0.4), [(n, b * n) for n in (3e6, 1.2e7) for b in (1, 2, 4)])
+    check_token_units((*fixed, *chinchilla, *small))
+    millions = _runs(Schedule.biphasic(0.0, 0.4), [(n, 20 * n / 1e6) for n in (1e6, 4e6, 1.6e7)])
+    with pytest.raises(
+        UserError, match=r": 1e\+06 times apart in tokens per parameter, where their schedules"
+    ):
+        check_token_units((*chinchilla, *millions))

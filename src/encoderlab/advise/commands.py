@@ -55,7 +55,8 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None, percent
         near = None if name in VALIDATION_KEYS else closest(name, KNOWN_METRICS)
         raise UserError(
             (f"--metric {name}: did you mean {near}? otherwise, " if near else "")
-            + f"is {name} better lower or higher? say so with --better lower|higher (and --ceiling for a score)"
+            + f"is {name} better lower or higher? "
+            + _direction_fix(percent)
         )
     if better == "lower" and ceiling is not None:  # was ignored: curves of a loss fit its floor themselves
         raise UserError(
@@ -67,6 +68,23 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None, percent
     if ceiling is None and percent and better == "higher":
         ceiling = 100.0
     return Metric(name=name, better=better, ceiling=ceiling, percent=percent)
+
+
+def _direction_fix(percent: bool) -> str:
+    """How to give an unknown metric's direction, which `--percent` does not say: it gives the unit of a score
+    (a ceiling of 100), and a lower-is-better metric takes no unit flag. The line asked for `--better` and
+    `--ceiling for a score` with `--percent` given too, as if the flag had been missed."""
+    known = "encoderlab knows the direction of val/mlm15 and finetune:TASK only"
+    if percent:
+        return (
+            f"say so with --better: --percent gives its unit, not its direction, and {known}; give --better "
+            "higher for a score in percent (its ceiling, 100, is then taken), or --better lower without "
+            "--percent for a lower-is-better metric (an error rate, a loss)"
+        )
+    return (
+        f"say so with --better lower|higher ({known}), and for a higher-is-better score its best possible "
+        "value with --ceiling C, or --percent for a score in percent (ceiling 100)"
+    )
 
 
 def _fit_options(

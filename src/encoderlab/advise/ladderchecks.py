@@ -5,13 +5,15 @@ without a word: the advice it gave was not wrong in its arithmetic but in what i
 two runs that disagree and the fix. The trade-off is a threshold each (`RUNG_RTOL`, `FRACTION_TOP` with
 `PERCENT_FLOOR`): loose enough that a ladder as written by hand passes, tight enough that no real ladder
 meets it (two budgets 1% apart; a schedule under 1% at every run beside one at 10% or more at every run; one
-schedule's tokens 1e3, 1e6 or 1e9 times another's at a size both ran, within a factor `UNIT_SLACK`).
+schedule's tokens per parameter 1e3, 1e6 or 1e9 times another's at their nearest, within a factor
+`UNIT_SLACK`).
 `RUNG_RTOL` and its test (`rungs_apart`) live in `study/rungs.py`, so a ladder study refuses such rungs before
 it trains, by the same test.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import TYPE_CHECKING
 
@@ -100,31 +102,70 @@ def check_percent_scores(ladder: Ladder) -> None:
 UNIT_FACTORS = (1e3, 1e6, 1e9)
 """Thousands, millions, billions: the units tokens are written in besides a count (`check_token_units`)."""
 UNIT_SLACK = 3.0
-"""How far from a unit factor two schedules' nearest budgets at one size may be and still read as two units:
-a ladder's budgets at one size span 10-40 tokens per parameter, so nearest budgets 333x apart are none."""
+"""How far from a unit factor two schedules' nearest budgets may be and still read as two units: a ladder's
+budgets span 10-40 tokens per parameter, so nearest budgets 333x apart are none."""
+
+
+def _per_param(o: Observation) -> float:
+    return o.tokens / o.params
 
 
 def check_token_units(obs: tuple[Observation, ...]) -> None:
     """Tokens of one schedule in another unit than the others' (D in billions beside counts): its runs were
     advised, their tokens per parameter 1e9 times too few, with nothing but the warning that the target is far
-    past them. Compared where two schedules ran one size N, by their nearest budgets there: apart by a unit
-    factor (1e3, 1e6, 1e9, within `UNIT_SLACK`), they are two units, never two budgets of one ladder."""
-    at: dict[float, dict] = {}
+    past them. Two schedules are compared by their nearest budgets in tokens per parameter (D/N), over every
+    pair of their runs, at any sizes: apart by a unit factor (1e3, 1e6, 1e9, within `UNIT_SLACK`), they are two
+    units, never two budgets of one ladder. At one size N that is their nearest token counts there, the check's
+    reach until 2026-12-07: schedules that ran no size in common (one at 1e6, 4e6 and 1.6e7 parameters, the
+    other at 2e6, 8e6 and 3.2e7) were never compared. Per parameter, a ladder's budgets meet across sizes as at
+    one (a fixed budget per parameter is the same number at every size), and the nearest pair of all is taken,
+    so more pairs can only bring two schedules nearer: a ladder that passed at each size it shared passes still.
+    The trade-offs: it errs toward passing, so a schedule whose budgets per parameter spread wide (a fixed D
+    at sizes 64x apart: 2.5-160 per parameter) may meet a mis-scaled one nearer than a unit factor and pass;
+    tokens in two units within one schedule (a ladder file in counts beside one in billions, for the same
+    schedules) are not compared, as before."""
+    by: dict = {}
     for o in obs:
-        at.setdefault(o.params, {}).setdefault(o.schedule, []).append(o)
-    for n, schedules in at.items():
-        runs = list(schedules.values())
-        for i, mine in enumerate(runs):
-            for theirs in runs[i + 1 :]:
-                a, b = min(
-                    ((x, y) for x in mine for y in theirs),
-                    key=lambda p: abs(math.log(p[0].tokens / p[1].tokens)),
-                )
-                ratio = max(a.tokens, b.tokens) / min(a.tokens, b.tokens)
-                if any(f / UNIT_SLACK <= ratio <= f * UNIT_SLACK for f in UNIT_FACTORS):
-                    raise UserError(
-                        f"{a.source or 'a run'} ({a.schedule.name}) is at N={n:.6g}, D={a.tokens:.6g} and "
-                        f"{b.source or 'another run'} ({b.schedule.name}) at N={n:.6g}, D={b.tokens:.6g}: "
-                        f"{ratio:.3g} times apart at one size, tokens in two units (thousands, millions or "
-                        "billions beside a count); give every run's tokens as a count of tokens"
-                    )
+        by.setdefault(o.schedule, []).append(o)
+    runs = list(by.values())
+    for i, mine in enumerate(runs):
+        for theirs in runs[i + 1 :]:
+            ratio = _nearest_ratio(
+                sorted({_per_param(o) for o in mine}), sorted({_per_param(o) for o in theirs})
+            )
+            if any(f / UNIT_SLACK <= ratio <= f * UNIT_SLACK for f in UNIT_FACTORS):
+                raise UserError(_two_units(mine, theirs, ratio))
+
+
+def _nearest_ratio(a: list[float], b: list[float]) -> float:
+    """The smallest ratio (>= 1) of a value of `a` to one of `b`, both sorted: each of `a` beside its
+    neighbours in `b` (bisect), so a ladder of many runs is not compared pair by pair."""
+    best = math.inf
+    for x in a:
+        k = bisect.bisect_left(b, x)
+        for y in b[max(k - 1, 0) : k + 1]:
+            best = min(best, max(x, y) / min(x, y))
+    return best
+
+
+def _two_units(mine: list[Observation], theirs: list[Observation], ratio: float) -> str:
+    """The refusal, naming two runs nearest per parameter (at one size where such a pair is)."""
+    near = [
+        (x, y)
+        for x in mine
+        for y in theirs
+        if max(_per_param(x), _per_param(y)) / min(_per_param(x), _per_param(y)) <= ratio * (1 + 1e-9)
+    ]
+    a, b = min(near, key=lambda p: abs(math.log(p[0].params / p[1].params)))
+    first = f"{a.source or 'a run'} ({a.schedule.name}) is at N={a.params:.6g}, D={a.tokens:.6g}"
+    second = f"{b.source or 'another run'} ({b.schedule.name}) at N={b.params:.6g}, D={b.tokens:.6g}"
+    if a.params == b.params:
+        apart = "at one size"
+    else:
+        first += f" ({_per_param(a):.3g} tokens per parameter)"
+        second += f" ({_per_param(b):.3g})"
+        apart = "in tokens per parameter, where their schedules come nearest"
+    return (
+        f"{first} and {second}: {ratio:.3g} times apart {apart}, tokens in two units (thousands, millions or "
+        "billions beside a count); give every run's tokens as a count of tokens"
+    )
