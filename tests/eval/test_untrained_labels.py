@@ -8,8 +8,9 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from tests.eval.fixtures import model_folder, run_cli, write_jsonl, write_task_file
+from tests.eval.fixtures import write_jsonl, write_task_file
 
+from encoderlab.errors import warnings_as_notes
 from encoderlab.eval.tasks.custom import task_from_file
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
@@ -72,9 +73,12 @@ def test_tags_no_train_word_has_are_named_and_the_task_loads(tmp_path):
     ]
 
 
-def test_eval_check_says_it_in_one_note_line_and_goes_on(tmp_path, capsys):
-    path = _sc(tmp_path, ("neg", "mid", "pos"), max_length=32)
-    argv = ["eval", str(model_folder(tmp_path / "model")), "--task-file", str(path), "--check"]
-    code, _, err = run_cli([*argv, "--out", str(tmp_path / "e"), "--lrs", "1e-4", "--seeds", "0"], capsys)
-    notes = [line for line in err.splitlines() if "held by no training" in line]
-    assert code == 0 and len(notes) == 1 and notes[0].startswith("encoderlab: note: task file "), err
+def test_the_cli_prints_it_as_one_note_line_on_stderr(tmp_path, capsys):
+    # as `encoderlab eval` (and `eval --check`) load a task file: inside the CLI's `warnings_as_notes`
+    path = _sc(tmp_path, ("neg", "mid", "pos"))
+    with warnings.catch_warnings(), warnings_as_notes():
+        warnings.simplefilter("always")
+        task = task_from_file(path)
+    err = capsys.readouterr().err
+    assert task.labels == ("neg", "mid", "pos")  # the task loads: the run goes on
+    assert err.count("\n") == 1 and err.startswith(f"encoderlab: note: task file {path}: 1 label of"), err
