@@ -5,6 +5,7 @@ number (`analysis.collapsed`: suspicion from the features, the verdict from a fl
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 
@@ -13,7 +14,7 @@ import pytest
 import torch
 from analysis_helpers import make_adapter, make_model, make_texts
 
-from encoderlab.analysis.cka import compare, linear_cka
+from encoderlab.analysis.cka import ROUNDING, compare, linear_cka
 from encoderlab.analysis.collapsed import collapsed_layers, relative_spread, suspect_layers
 from encoderlab.analysis.features import pooled_features
 from encoderlab.analysis.inputs import MIN_TEXTS
@@ -81,6 +82,30 @@ def test_a_layer_of_small_but_real_variation_keeps_its_cka(tokenizer, texts):
     other = pooled_features(b, tokenizer, texts)
     assert [r.cka for r in report.layers] == pytest.approx([linear_cka(x, y) for x, y in zip(feats, other)])
     assert all(math.isfinite(r.cka) for r in report.layers)
+
+
+def _float64_norms(model):
+    """A float64 copy of `model` whose every RMSNorm normalises by the formula, in float64 throughout."""
+    from encoderlab.model.encoder import RMSNorm
+
+    exact = copy.deepcopy(model).to(torch.float64)
+    for norm in (m for m in exact.modules() if isinstance(m, RMSNorm)):
+        norm.forward = lambda x, n=norm: n.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + n.eps)
+    return exact
+
+
+def test_the_float64_recheck_normalises_in_float64(tokenizer, texts):
+    # the copy's RMSNorm cast its float64 input to float32 and back: the recheck's features carried float32
+    # rounding (about 1e-8 of their magnitude), which can hide a collapse or blur a real small variation
+    near = _flat(0, delta=1e-6)
+    feats = pooled_features(near, tokenizer, texts)
+    seen: list[list[torch.Tensor]] = []
+    collapsed_layers(near, feats, lambda m: seen.append(pooled_features(m, tokenizer, texts)) or seen[-1])
+    assert len(seen) == 1  # every layer was suspect, so the recheck ran
+    want = pooled_features(_float64_norms(near), tokenizer, texts)
+    for got, ref in zip(seen[0], want):
+        assert relative_spread(torch.stack([got, ref]).reshape(2, -1)) <= ROUNDING
+    assert next(near.parameters()).dtype == torch.float32  # the model itself is left as it was
 
 
 def test_the_probe_of_a_collapsed_layer_is_undefined_not_a_fit_of_its_rounding(tokenizer, texts, capsys):

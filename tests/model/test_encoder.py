@@ -180,3 +180,22 @@ def test_flex_model_folder_loads_with_sdpa_on_cpu_and_trains(tmp_path, caplog):
     out = loaded(torch.randint(0, VOCAB, (1, 6)), doc_ids=doc_ids).last_hidden_state
     out.sum().backward()  # the dense mask path: a backward exists on CPU
     assert loaded.embed_tokens.weight.grad is not None
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_rms_norm_is_bit_identical_to_llama_below_float64(dtype):
+    # the norm normalises in float64 for a float64 copy (analysis' recheck); every narrower dtype keeps
+    # Llama's float32 normalisation to the bit, so training runs and exported models are unchanged
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    from encoderlab.model.encoder import RMSNorm
+
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(3, 5, 16, generator=g) * 7).to(dtype)
+    ours, ref = RMSNorm(16, 1e-6), LlamaRMSNorm(16, eps=1e-6)
+    with torch.no_grad():
+        ours.weight.copy_(torch.randn(16, generator=g))
+        ref.weight.copy_(ours.weight)
+    ours, ref = ours.to(dtype), ref.to(dtype)
+    with torch.no_grad():
+        assert torch.equal(ours(x), ref(x))

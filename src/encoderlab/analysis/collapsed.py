@@ -22,9 +22,11 @@ orders of magnitude of margin either way. The layer's largest magnitude, not eac
 scale: a feature that is 0 in exact arithmetic is all rounding, so relative to itself it varies by 100%.
 
 Trade-offs: a model with a suspect layer runs a second time, in float64, over the same inputs (on its
-device; twice the memory of a float32 copy while it runs); no suspect layer, no second run. Parts of a
-model that compute in float32 whatever its dtype (a norm written so) keep float32 rounding in the copy,
-which can only hide a collapse (a number as before), never invent one.
+device; twice the memory of a float32 copy while it runs); no suspect layer, no second run. encoderlab's
+RMSNorm normalises in float32 for float32 and half-precision models (as Llama's) but in float64 in the
+copy, so the copy carries no float32 rounding (it did before 2026-12-07: 4e-8 of a layer's magnitude).
+A part of another class written to compute in float32 whatever its dtype would keep float32 rounding in
+the copy, which can only hide a collapse (a number as before), never invent one.
 """
 
 from __future__ import annotations

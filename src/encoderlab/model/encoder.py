@@ -46,9 +46,11 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # Normalise in fp32 as HF Llama does, so bf16 runs and exported models agree.
+        # Normalise in fp32 as HF Llama does, so bf16 runs and exported models agree; a float64 copy
+        # (analysis' recheck of collapsed layers, `analysis.collapsed`) normalises in float64, or the copy
+        # would carry float32 rounding. promote_types is float32 for every narrower dtype: bit-identical.
         dtype = x.dtype
-        x = x.float()
+        x = x.to(torch.promote_types(dtype, torch.float32))
         x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
         return self.weight * x.to(dtype)
 
