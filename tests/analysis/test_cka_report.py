@@ -3,6 +3,7 @@ intervals over sampling seeds, their widening for shared texts, and the sentence
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -12,7 +13,10 @@ from analysis_helpers import t_interval
 from encoderlab.analysis.cka_report import CkaLayer, CkaReport, low_layer_summary, too_few_layers
 from encoderlab.analysis.commands import _print_cka
 from encoderlab.analysis.inputs import Encoding
+from encoderlab.analysis.plots import write_json
 from encoderlab.errors import UserError
+
+UNDEFINED = "undefined"  # what the table says for a NaN
 
 
 def _report(ratios_by_layer, distinct_draws=3):
@@ -82,6 +86,33 @@ def test_analyze_cka_says_why_a_two_layer_twin_comparison_has_no_low_layer_summa
         row.ratio_per_seed = None
     _print_cka(without_twin)  # no twin: no low-layer claim to explain
     assert "low-layer" not in capsys.readouterr().out
+
+
+def test_the_cka_table_says_undefined_for_a_collapsed_layer_and_the_json_null(capsys, tmp_path):
+    # the table printed `nan` in the CKA, 1-CKA and ratio columns of a layer constant across the texts
+    report = _report([[2.0, 2.0, 2.0]] * 3)
+    rows = report.layers
+    for row in rows:
+        row.baseline_divergence, row.ratio = 0.25, 2.0
+    rows[1].cka = rows[1].divergence = rows[1].ratio = math.nan
+    rows[1].ratio_per_seed = [math.nan] * 3
+    _print_cka(report)
+    lines = capsys.readouterr().out.splitlines()
+    table = lines[: 1 + len(rows)]
+    assert "nan" not in "\n".join(lines).lower().replace(UNDEFINED, "")
+    assert table[2].split() == ["1", UNDEFINED, UNDEFINED, "0.2500", UNDEFINED, "-", "0.100"]
+    assert table[1].split()[1:3] == ["0.5000", "0.5000"]
+    assert len({len(line) for line in table}) == 1  # the columns line up
+    assert lines[1 + len(rows)].startswith(f"{UNDEFINED}: a model's features in that layer are constant")
+    path = tmp_path / "cka_report.json"
+    write_json(report.to_dict(), path)
+    saved = json.loads(path.read_text())["layers"][1]
+    assert saved["cka"] is None and saved["ratio"] is None and saved["ratio_per_seed"] == [None] * 3
+
+
+def test_a_cka_table_with_every_layer_defined_has_no_undefined_line(capsys):
+    _print_cka(_report([[2.0, 2.0, 2.0]] * 3))
+    assert UNDEFINED not in capsys.readouterr().out
 
 
 def test_the_low_layer_sentence_reads_in_the_singular_on_a_tiny_model():

@@ -18,6 +18,7 @@ checks of counts, seeds and device, loading a model) is `analysis/commandargs.py
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -72,17 +73,36 @@ def _write_cka(report: CkaReport, out: Path, ratio: bool) -> None:
         drop_stale(out, "cka_ratio")
 
 
+UNDEFINED = "undefined"
+"""What the CKA table prints for a NaN (it printed `nan`): a layer whose features are constant across the
+texts has no CKA, nor ratio; the JSON holds null there, the CSV `nan`."""
+
+
+def _cell(value: float | None, width: int, spec: str) -> str:
+    """One number of the CKA table: `-` where there is none (no twin, no interval), `UNDEFINED` for NaN."""
+    if value is None:
+        return f"{'-':>{width}}"
+    return f"{UNDEFINED:>{width}}" if math.isnan(value) else f"{value:{width}{spec}}"
+
+
 def _print_cka(report: CkaReport) -> None:
     """The per-layer table, and the low-layer summary, or why a seed-twin comparison has none."""
-    print(f"{'layer':>5} {'CKA':>7} {'1-CKA':>7} {'seed 1-CKA':>10} {'ratio':>7} {'95% CI':>15} {'floor':>6}")
+    print(f"{'layer':>5} {'CKA':>9} {'1-CKA':>9} {'seed 1-CKA':>10} {'ratio':>9} {'95% CI':>15} {'floor':>6}")
+    undefined = False
     for r in report.layers:
         ci = f"[{r.ratio_ci_low:.2f}, {r.ratio_ci_high:.2f}]" if r.ratio_ci_low is not None else "-"
-        base = (
-            f"{r.baseline_divergence:10.4f} {r.ratio:7.2f} {ci:>15}"
-            if r.ratio is not None
-            else f"{'-':>10} {'-':>7} {'-':>15}"
+        numbers = (r.cka, r.divergence, r.baseline_divergence, r.ratio)
+        undefined |= any(v is not None and math.isnan(v) for v in numbers)
+        print(
+            f"{r.layer:>5} {_cell(r.cka, 9, '.4f')} {_cell(r.divergence, 9, '.4f')} "
+            f"{_cell(r.baseline_divergence, 10, '.4f')} {_cell(r.ratio, 9, '.2f')} {ci:>15} "
+            f"{_cell(r.chance_floor, 6, '.3f')}"
         )
-        print(f"{r.layer:>5} {r.cka:7.4f} {r.divergence:7.4f} {base} {r.chance_floor:6.3f}")
+    if undefined:
+        print(
+            f"{UNDEFINED}: a model's features in that layer are constant across the texts (the note line names "
+            "the model and its layers), so CKA there, and the ratio, have no value (null in cka_report.json)"
+        )
     summary = report.to_dict()["low_layers"]
     if summary:
         print(summary["sentence"])
