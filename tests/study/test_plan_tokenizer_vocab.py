@@ -8,17 +8,21 @@ said "(1,024 ids)" and the runs trained 1,024 rows (`cputime.model_vocab`).
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
-from fake_study import small_spec, tiny_corpus
+from fake_study import backend, small_spec, tiny_corpus
 from tokenizers import Tokenizer
 
 from encoderlab.data.sources import SourceConfig
 from encoderlab.data.tokenizer import train_tokenizer
 from encoderlab.model.config import ModelConfig
+from encoderlab.study import plantext
 from encoderlab.study.cputime import probe_configs
-from encoderlab.study.graph import pretraining
+from encoderlab.study.graph import build_graph, pretraining
+from encoderlab.study.marker import MARKER
 from encoderlab.study.plan import plan_study
+from encoderlab.study.runner import node_dir
 from encoderlab.study.spec import DataSpec
 
 
@@ -47,3 +51,72 @@ def test_a_tokenizer_the_study_trains_is_planned_at_the_size_asked(tmp_path):
     spec, _ = _spec(tmp_path, tokenizer="train", vocab_size=512)
     scratch = [r for r in plan_study(spec).runs if r.size_n is not None]
     assert {r.params for r in scratch} == {ModelConfig.from_size(spec.size, vocab_size=512).num_params()}
+
+
+def _trained(tmp_path):
+    """A study that trains a 512-id tokenizer on a 40-document corpus (which holds fewer merges), its
+    graph, and its prepare node."""
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 40)
+    data = DataSpec(name="main", corpus=(str(corpus),), tokenizer="train", vocab_size=512)
+    spec = replace(small_spec(), data=(data,), cka=())
+    spec = replace(spec, eval=replace(spec.eval, suite="pocket"))  # plan_text reads a real suite's tasks
+    graph = build_graph(spec, backend())
+    return spec, graph, graph.nodes["prepare/main"]
+
+
+def _dataset_line(plan) -> str:
+    return next(x for x in plantext.plan_text(plan).splitlines() if x.startswith("dataset main"))
+
+
+def _sized(spec, plan) -> set[int]:
+    """The vocabularies the plan's parameters of models from scratch count."""
+    scratch = {r.params for r in plan.runs if r.size_n is not None}
+    return {
+        v for v in range(1, 600) if ModelConfig.from_size(spec.size, vocab_size=v).num_params() in scratch
+    }
+
+
+def _probed(spec, plan) -> set[int]:
+    """The vocabularies of the shapes `study plan --probe` times."""
+    shapes = probe_configs(spec, pretraining(spec), plan.trained_vocabs)
+    return {cfg.data.synthetic_vocab for phases in shapes.values() if phases for _, cfg in phases}
+
+
+def test_a_study_trained_tokenizer_smaller_than_asked_sizes_the_plan_once_its_node_finished(tmp_path):
+    # the plan said "482 ids of the 2,048 asked" beside parameters counted at 2,048 embedding rows
+    spec, graph, node = _trained(tmp_path)
+    ids = 434  # what the prepared data's meta.json records of the tokenizer it was tokenized with
+    data = node_dir(tmp_path / "s", node) / "data"
+    data.mkdir(parents=True)
+    (data / "meta.json").write_text(
+        json.dumps({"unique_tokens": {"train": 5_000}, "spec": {"vocab_size": ids}})
+    )
+    marker = {"name": node.name, "kind": node.kind, "key": node.key, "config": {}, "deps": [], "result": {}}
+    (node_dir(tmp_path / "s", node) / MARKER).write_text(json.dumps(marker))
+    plan = plan_study(spec, tmp_path / "s", graph)
+    assert _sized(spec, plan) == {ids}
+    assert _probed(spec, plan) == {ids}
+    line = _dataset_line(plan)
+    assert f"({ids:,} ids of the 512 asked: it held no more merges)" in line
+    assert f"parameters counted at the {ids:,} ids it was trained to" in line
+
+
+def test_a_tokenizer_trained_before_an_interruption_sizes_the_plan(tmp_path):
+    spec, graph, node = _trained(tmp_path)
+    folder = node_dir(tmp_path / "s", node) / "tokenizer"  # trained as the node does; no data yet
+    train_tokenizer((SourceConfig(location=spec.data[0].corpus[0]),), 512, folder, progress=False)
+    ids = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size()
+    assert ids < 512  # the corpus held fewer merges
+    plan = plan_study(spec, tmp_path / "s", graph)
+    assert _sized(spec, plan) == {ids}
+    assert _probed(spec, plan) == {ids}
+    assert f"parameters counted at the {ids:,} ids it was trained to" in _dataset_line(plan)
+
+
+def test_a_tokenizer_not_trained_yet_is_planned_at_the_size_asked_and_the_plan_says_so(tmp_path):
+    spec, graph, _ = _trained(tmp_path)
+    plan = plan_study(spec, tmp_path / "s", graph)
+    assert _sized(spec, plan) == _probed(spec, plan) == {512}
+    assert "trained on the corpus (512 ids), parameters counted at the 512 ids asked (not trained yet)" in (
+        _dataset_line(plan)
+    )

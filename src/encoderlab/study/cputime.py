@@ -55,9 +55,10 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from encoderlab.study.graph import Pretraining
+from encoderlab.study.graph import Node, Pretraining
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
 
@@ -140,16 +141,42 @@ def cpu_runs(spec: StudySpec, trained: Iterable[Pretraining]) -> list[Pretrainin
     ]
 
 
-def model_vocab(spec: StudySpec, data: DataSpec) -> int:
-    """The embedding rows of a model from scratch on `data`, as the plan sizes it: the `vocab_size` of the
-    tokenizer the study trains (this dataset's, or the one whose tokenizer it reuses), else the size of the
-    tokenizer it names where that is readable here (`found_vocab`), else its `vocab_size` field. The field
-    alone (8,192 by default) sized a run on a 1,024-id tokenizer folder at 8,192 rows: its parameters, FLOPs
-    and GPU-hours, and the shape `--probe` timed, were of a model it never trains."""
+def model_vocab(spec: StudySpec, data: DataSpec, trained: Mapping[str, int] | None = None) -> int:
+    """The embedding rows of a model from scratch on `data`, as the plan sizes it: the ids of the tokenizer
+    the study trains (this dataset's, or the one whose tokenizer it reuses): those it was trained to where
+    `trained` holds them (`trained_vocabs`), else the `vocab_size` asked; else the size of the tokenizer it
+    names where that is readable here (`found_vocab`), else its `vocab_size` field. The field alone (8,192
+    by default) sized a run on a 1,024-id tokenizer folder at 8,192 rows: its parameters, FLOPs and
+    GPU-hours, and the shape `--probe` timed, were of a model it never trains; and a trained tokenizer
+    that held fewer merges than asked (a small corpus) was sized at the size asked after it was trained."""
     trainer = {d.name: d for d in spec.data if d.name != data.name}.get(data.tokenizer, data)
     if trainer.tokenizer == "train":
-        return trainer.vocab_size
+        return (trained or {}).get(trainer.name, trainer.vocab_size)
     return found_vocab(data.tokenizer) or data.vocab_size
+
+
+def trained_vocabs(
+    spec: StudySpec, counted: Mapping[str, int | None], study_dir: Path | None, nodes: Mapping[str, Node]
+) -> dict[str, int]:
+    """Dataset name -> the ids of the tokenizer the study trained on it, where its prepare node's output
+    holds it: `counted`, the ids its prepared data was tokenized with (`plan.CorpusSize.tokenizer_ids`, of
+    a finished node), else the node folder's tokenizer in `study_dir` (trained before an interruption; the
+    folder is of the node's key, and its rerun reuses it). A dataset left out is not trained yet: its
+    models are sized at the `vocab_size` asked, as the plan says (`plantext`)."""
+    from encoderlab.study.runner import node_dir
+
+    out: dict[str, int] = {}
+    for d in (d for d in spec.data if d.tokenizer == "train"):
+        node = nodes.get(f"prepare/{d.name}")
+        folder = (
+            node_dir(study_dir, node) / "tokenizer" if study_dir is not None and node is not None else None
+        )
+        ids = counted.get(d.name) or (
+            found_vocab(str(folder)) if folder is not None and folder.is_dir() else None
+        )
+        if ids is not None:
+            out[d.name] = ids
+    return out
 
 
 def found_vocab(name: str) -> int | None:
@@ -167,11 +194,12 @@ def found_vocab(name: str) -> int | None:
 
 
 def probe_configs(
-    spec: StudySpec, runs: Iterable[Pretraining]
+    spec: StudySpec, runs: Iterable[Pretraining], vocabs: Mapping[str, int] | None = None
 ) -> dict[str, list[tuple[int, RunConfig]] | None]:
     """Model id -> (tokens it trains on itself, the probe's RunConfig) per phase it trains steps of; None
     for a run of a start model outside the study. A run continuing another of the study is probed at its
-    base's size, every run at its dataset's vocabulary (`model_vocab`, as the plan counts its parameters), and one rank of a run over several processes (`layout.world_size`: its step refused in one
+    base's size, every run at its dataset's vocabulary (`model_vocab` with `vocabs`, the plan's
+    `trained_vocabs`, as the plan counts its parameters), and one rank of a run over several processes (`layout.world_size`: its step refused in one
     process, the run was left untimed as a shape refused for its memory)."""
     from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
     from encoderlab.train.schedule import Schedule
@@ -185,7 +213,7 @@ def probe_configs(
         if size is None:
             out[p.model] = None
             continue
-        vocab = model_vocab(spec, spec.dataset(p.run.data))
+        vocab = model_vocab(spec, spec.dataset(p.run.data), vocabs)
         phases = []
         for planned in cfg.plan():
             steps = max(0, planned.end - max(planned.start, start))
@@ -390,11 +418,13 @@ def plan_device(
     measure: Callable[[RunConfig], StepRate] | None = None,
     finished: bool = False,
     done: frozenset[str] = frozenset(),
+    vocabs: Mapping[str, int] | None = None,
 ) -> PlanDevice:
     """Where `spec`'s runs train, and their CPU time measured by `measure` (`probe` for `study plan
     --probe`, or a rate a test gives); None: not measured, torch not imported (the plan's default).
     `finished`: nothing is left to run in the study folder, so nothing is measured either way; `done`:
-    model ids whose pretraining finished there, neither timed nor counted among the shapes to time."""
+    model ids whose pretraining finished there, neither timed nor counted among the shapes to time; `vocabs`:
+    the ids of the tokenizers the study trained (`StudyPlan.trained_vocabs`), which size the shapes."""
     trained = [p for p in trained if p.config is not None]
     runs = cpu_runs(spec, trained)
     if not runs:
@@ -410,7 +440,7 @@ def plan_device(
     why = "device: cpu in their configs" if said else "no CUDA device is visible here"
     # every run's shapes are built, a finished base's too (its size is the one a run continuing it has),
     # and those of runs finished in the study folder dropped: a rerun takes none of their steps
-    configs = {m: c for m, c in probe_configs(spec, runs).items() if m not in done}
+    configs = {m: c for m, c in probe_configs(spec, runs, vocabs).items() if m not in done}
     shapes = {cfg for phases in configs.values() for _, cfg in phases or ()}
     cpu, skipped = tuple(p.model for p in runs), tuple(p.model for p in runs if p.model in done)
     device = PlanDevice(cpu=cpu, why=why, shapes=len(shapes), finished=finished, done=skipped)
@@ -444,7 +474,8 @@ def with_device(
 ) -> StudyPlan:
     """`plan` with where its runs train (`plan_device`, timed by `measure` where given and something is
     left to run: not `finished`, and of the runs not `done`), as `study plan` prints it."""
-    return dataclasses.replace(plan, device=plan_device(plan.spec, trained, measure, finished, done))
+    device = plan_device(plan.spec, trained, measure, finished, done, plan.trained_vocabs)
+    return dataclasses.replace(plan, device=device)
 
 
 def duration_text(seconds: float) -> str:

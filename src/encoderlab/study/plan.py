@@ -52,7 +52,7 @@ from pathlib import Path
 from encoderlab import jsonlines
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
-from encoderlab.study.cputime import PlanDevice, model_vocab
+from encoderlab.study.cputime import PlanDevice, model_vocab, trained_vocabs
 from encoderlab.study.evalcost import STEP_FLOOR_S, EvalCost, floored_seconds
 from encoderlab.study.graph import Node, Pretraining, pretraining
 from encoderlab.study.scales import start_model_size
@@ -134,6 +134,9 @@ class StudyPlan:
     """What its eval nodes cost (`evalcost.with_evaluation`); None: not counted yet."""
     device: PlanDevice | None = None
     """Where its runs train, with their measured CPU time (`cputime.plan_device`); None: not said."""
+    trained_vocabs: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Dataset -> the ids of the tokenizer the study trained on it, read from its prepare node's output
+    (`cputime.trained_vocabs`); absent: not trained yet, its models sized at the `vocab_size` asked."""
 
     @property
     def gpu_hours(self) -> float:
@@ -239,6 +242,7 @@ def plan_study(
         d.name: corpus_size(d, finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")))
         for d in spec.data
     }
+    vocabs = trained_vocabs(spec, {n: c.tokenizer_ids for n, c in corpora.items()}, study_dir, prepares)
     runs, size_of = [], {}
     for p in pretraining(spec) if trained is None else trained:
         if p.config is None:
@@ -246,7 +250,7 @@ def plan_study(
         params, layers, positions, size_n = (
             size_of.get(p.base, (None,) * 4)
             if p.base
-            else (*_size(p.config, model_vocab(spec, spec.dataset(p.run.data))), _size_n(p.config))
+            else (*_size(p.config, model_vocab(spec, spec.dataset(p.run.data), vocabs)), _size_n(p.config))
         )
         size_of[p.model] = params, layers, positions, size_n
         corpus = corpora[p.run.data]
@@ -257,7 +261,7 @@ def plan_study(
                 run, recipe=recipe, at_least=corpus.at_most, positions=positions, size_n=size_n
             )
         )
-    return StudyPlan(spec=spec, corpora=corpora, runs=runs)
+    return StudyPlan(spec=spec, corpora=corpora, runs=runs, trained_vocabs=vocabs)
 
 
 def _run_plan(

@@ -203,7 +203,8 @@ def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
     c = plan.corpora[d.name]
     lines = [
         f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer "
-        f"{_tokenizer_text(plan.spec, d, c.tokenizer_ids)}; {'at most ' if c.at_most else ''}{short_number(c.unique_tokens)} unique "
+        f"{_tokenizer_text(plan.spec, d, _trained_ids(plan, d, c.tokenizer_ids))}{_sized_text(plan, d)}; "
+        f"{'at most ' if c.at_most else ''}{short_number(c.unique_tokens)} unique "
         f"tokens ({c.how}); {_decontamination_text(plan.spec, d)}"
     ]
     if d.prepared is None and not c.counted and (c.unique_tokens or 0) >= SHARD_HINT_TOKENS:
@@ -218,6 +219,34 @@ def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
         )  # the dataset a tokenizer is trained on
         lines.append(f"  {where}: {prepare_command(d, needed, against, trainer)}")
     return lines
+
+
+def _trainer(spec: StudySpec, d: DataSpec) -> DataSpec | None:
+    """The dataset whose corpus trains `d`'s tokenizer (`d` itself, or the one it reuses); None: none does."""
+    if d.tokenizer == "train":
+        return d
+    return next(
+        (x for x in spec.data if x.name == d.tokenizer and x.tokenizer == "train" and x is not d), None
+    )
+
+
+def _trained_ids(plan: StudyPlan, d: DataSpec, counted: int | None) -> int | None:
+    """The ids of the tokenizer the study trained for `d` (`StudyPlan.trained_vocabs`), else `counted`."""
+    trainer = _trainer(plan.spec, d)
+    return plan.trained_vocabs.get(trainer.name, counted) if trainer is not None else counted
+
+
+def _sized_text(plan: StudyPlan, d: DataSpec) -> str:
+    """Which size of a tokenizer the study trains the parameters of `d`'s runs count (`cputime.model_vocab`):
+    the ids it was trained to, read from its node's output, or, before it is trained, the `vocab_size` asked
+    (a corpus with fewer merges gives fewer). Empty for another tokenizer."""
+    trainer = _trainer(plan.spec, d)
+    if trainer is None:
+        return ""
+    ids = plan.trained_vocabs.get(trainer.name)
+    if ids is None:
+        return f", parameters counted at the {trainer.vocab_size:,} ids asked (not trained yet)"
+    return f", parameters counted at the {ids:,} ids it was trained to"
 
 
 def _corpus_text(name: str) -> str:
@@ -250,6 +279,8 @@ def own_tokenizer_text(spec: StudySpec, d: DataSpec, ids: int | None = None) -> 
         return f"trained on the corpus ({ids:,} ids of the {d.vocab_size:,} asked: it held no more merges)"
     if d.tokenizer == "train":
         return f"trained on the corpus ({d.vocab_size:,} ids)"
+    if trainer is not None and ids is not None and ids != trainer.vocab_size:
+        return f"of dataset {trainer.name} ({ids:,} ids of the {trainer.vocab_size:,} asked: it held no more merges)"
     if trainer is not None:
         return f"of dataset {trainer.name} ({trainer.vocab_size:,} ids)"
     return None
