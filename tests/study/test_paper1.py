@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
-from encoderlab.study.catalog import get_study
+from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.graph import build_graph, prepare_graph
 from encoderlab.study.nodes import real_backend, run_config
 
@@ -12,6 +13,13 @@ MINILM_POSITIONS = 512
 """all-MiniLM-L6-v2's max_position_embeddings (its config.json in the `minilm` asset)."""
 PAPER1_TOKENS_PER_STEP = 2_359_296
 """Paper 1's appendix."""
+
+
+@functools.cache
+def _listed() -> tuple:
+    """`list_studies()`, computed once for this file's tests (it resolves and plans every built-in study at
+    every scale, ~2.5 s; the tests only read it, and nothing they do before changes it)."""
+    return tuple(list_studies())
 
 
 def _configs(study: str, scale: str) -> dict:
@@ -35,11 +43,10 @@ PAPER_SCALES = ("gpu-210m", "gpu-610m", "gpu-1b")
 
 def test_gpu_scales_are_paper1s_experiment_and_say_so():
     from encoderlab.eval.tasks import TASKS
-    from encoderlab.study.catalog import list_studies
     from encoderlab.study.fidelity import departures, setup_text
     from encoderlab.study.paper1 import PAPER1_CORPUS, PAPER1_TOKENIZER
 
-    lines = {(study, scale): setup for study, scale, _, _, _, setup in list_studies()}
+    lines = {(study, scale): setup for study, scale, _, _, _, setup in _listed()}
     for study in ("paper1-pfs", "paper1-cpt"):
         for scale in PAPER_SCALES:
             spec = get_study(study, scale)
@@ -64,10 +71,9 @@ def test_gpu_scales_are_paper1s_experiment_and_say_so():
 
 
 def test_demo_and_cpu_scales_say_loudly_that_they_are_not_the_paper():
-    from encoderlab.study.catalog import list_studies
     from encoderlab.study.fidelity import departures, setup_text
 
-    lines = {(study, scale): setup for study, scale, _, _, _, setup in list_studies()}
+    lines = {(study, scale): setup for study, scale, _, _, _, setup in _listed()}
     for study in ("paper1-pfs", "paper1-cpt"):
         for scale in ("demo", "cpu"):
             spec = get_study(study, scale)
@@ -234,11 +240,23 @@ def test_the_cpu_grid_shrinks_paper1s_timeline_by_one_factor():
     assert sorted(r.steps for n, r in cpt.items() if "+" in n) == [48, 48, 286, 286, 524, 524]
 
 
+def _mask_ratio_csv(study_dir) -> str:
+    """The numbers of the report's mask-ratio figure, drawn as `write_report` draws it (its curves, then
+    that figure alone: the report's five other figures cost two seconds and say nothing of the ratios)."""
+    from encoderlab.study.data import load_study
+    from encoderlab.study.figures import _curves, _fig_mask_ratio
+    from encoderlab.study.table import results_table
+
+    data = load_study(study_dir)
+    folder = study_dir / "report" / "figures"
+    figure = _fig_mask_ratio(data, _curves(data, results_table(data)).get("mask_ratio", []), folder)
+    return figure.png.with_suffix(".csv").read_text()
+
+
 def test_the_biphasic_runs_draw_their_own_mask_ratio_line(tmp_path):
     from fake_study import backend, small_spec
 
     from encoderlab.study.data import load_study
-    from encoderlab.study.report import write_report
     from encoderlab.study.runner import run_study
     from encoderlab.study.spec import RunSpec
 
@@ -254,8 +272,7 @@ def test_the_biphasic_runs_draw_their_own_mask_ratio_line(tmp_path):
         0.2,
     )
     assert designs["mlm20"] == ("MLM", 0.2)
-    write_report(tmp_path)
-    rows = (tmp_path / "report" / "figures" / "mask_ratio.csv").read_text()
+    rows = _mask_ratio_csv(tmp_path)
     assert "CLM 25% -> MLM: Avg" in rows and "MLM: Avg" in rows
 
 
@@ -265,7 +282,6 @@ def test_a_run_at_several_seeds_is_one_point_of_its_mask_ratio_line(tmp_path):
     from fake_study import backend, small_spec
 
     from encoderlab.study.data import load_study
-    from encoderlab.study.report import write_report
     from encoderlab.study.runner import run_study
 
     spec = small_spec()
@@ -274,8 +290,7 @@ def test_a_run_at_several_seeds_is_one_point_of_its_mask_ratio_line(tmp_path):
     )
     run_study(dataclasses.replace(spec, runs=seeded), tmp_path, backend(), progress=False)
     assert load_study(tmp_path).mask_ratios() == {"mlm40/s0": ("MLM", 0.4), "mlm20/s0": ("MLM", 0.2)}
-    write_report(tmp_path)
-    rows = (tmp_path / "report" / "figures" / "mask_ratio.csv").read_text().splitlines()[1:]
+    rows = _mask_ratio_csv(tmp_path).splitlines()[1:]
     points = [(r.split(",")[1], r.split(",")[2]) for r in rows]  # (ratio, family) of each point
     assert len(points) == len(set(points)) == 8  # 2 ratios x (3 families + Avg), once each
 
