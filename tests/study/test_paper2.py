@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
 
 from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.fidelity import departures, setup_text
+
+
+@functools.cache
+def _listed() -> tuple:
+    """`list_studies()`, computed once for this file's tests (it resolves and plans every built-in study at
+    every scale, ~2.5 s; the tests only read it, and nothing they do before changes it)."""
+    return tuple(list_studies())
 
 
 @pytest.mark.parametrize(
@@ -33,7 +41,7 @@ def test_gpu_scales_run_paper2s_design_on_its_open_part_and_say_it_is_not_the_ex
     assert (
         "bigbio/jnlpba (5 types, no test split)" in gone["tasks"] and "bigbio/ncbi_disease" in gone["tasks"]
     )
-    lines = {(row[0], row[1]): row[-1] for row in list_studies()}
+    lines = {(row[0], row[1]): row[-1] for row in _listed()}
     assert lines["paper2-detour", scale] == "NOT paper 2's setup: data, tasks"
     assert "does not reproduce paper 2" in setup_text(spec)
 
@@ -80,7 +88,7 @@ def test_the_code_detour_is_paper2s_design_on_starcoderdata_and_code_retrieval_a
             UserError, match="^study paper2-detour-code runs at scales gpu-210m, gpu-610m, gpu-1b only "
         ):
             get_study("paper2-detour-code", scale)
-    assert {s for n, s, *_ in list_studies() if n == "paper2-detour-code"} == {
+    assert {s for n, s, *_ in _listed() if n == "paper2-detour-code"} == {
         "gpu-210m",
         "gpu-610m",
         "gpu-1b",
