@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import replace
@@ -21,6 +22,13 @@ from encoderlab.study.nodes import real_backend
 from encoderlab.study.plan import _larger_example, corpus_size, passes_text, plan_study
 from encoderlab.study.runner import node_dir, run_study
 from encoderlab.study.spec import DataSpec
+
+
+@functools.cache
+def _listed() -> tuple:
+    """`list_studies()`, computed once for this file's tests (it resolves and plans every built-in study at
+    every scale, ~2.5 s; the tests only read it, and nothing they do before changes it)."""
+    return tuple(list_studies())
 
 
 def test_the_gpu_plan_of_paper1_reads_fineweb_edu_once_with_the_papers_tokenizer_and_tasks(capsys):
@@ -150,7 +158,7 @@ def test_biomed_enriched_is_bounded_by_its_cards_bytes_and_paper2_at_50b_is_refu
     main(["study", "plan", "paper2-detour", "--scale", "gpu-210m"])
     out = capsys.readouterr().out
     assert "at most 31.4B unique tokens" in out and "  >=0.35  " in out
-    passes = {(row[0], row[1]): row[4] for row in list_studies()}
+    passes = {(row[0], row[1]): row[4] for row in _listed()}
     # 1.7506 at least: `study list` shows plan's figure, and a lower bound is never rounded up (was >=1.8)
     assert passes["paper2-detour", "gpu-1b"] == ">=1.75" and passes["paper2-detour", "gpu-610m"] == ">=0.875"
     # the cpu scale reads two assets: sized once both are fetched (on a machine that fetched them),
@@ -357,7 +365,7 @@ def test_starcoderdata_python_is_sized_by_the_starcoder_paper_and_the_code_detou
         main(["study", "plan", "paper2-detour-code", "--scale", "gpu-1b"])
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "run detour-code would read dataset code 3.17 times" in err[0]
-    passes = {(row[0], row[1]): row[4] for row in list_studies()}
+    passes = {(row[0], row[1]): row[4] for row in _listed()}
     assert (
         passes["paper2-detour-code", "gpu-210m"] == "0.635"
         and passes["paper2-detour-code", "gpu-1b"] == "3.17"
