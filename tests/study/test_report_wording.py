@@ -154,14 +154,20 @@ def test_a_claim_over_all_tasks_of_a_study_with_one_task_names_it(tmp_path):
 
 
 def test_the_results_figure_of_one_family_draws_no_avg_bar_the_table_leaves_out(tmp_path):
+    from encoderlab.study.data import load_study
+    from encoderlab.study.figures import _fig_results
+    from encoderlab.study.table import results_table
+
     spec = small_spec(
         eval=EvalSpec(suite="fake", tasks=("sst", "mnli"), lrs=(1e-4,), seeds=(0, 1), checkpoint_lrs=(1e-4,)),
         claims=(),
         cka=(),
     )
     run_study(spec, tmp_path, backend(), progress=False)
-    write_report(tmp_path)
-    with (tmp_path / "report" / "figures" / "results.csv").open() as f:
+    write_report(tmp_path, figures=False)
+    data = load_study(tmp_path)  # the results figure alone, as `write_report` draws it (not the five others)
+    figure = _fig_results(data, results_table(data), tmp_path / "report" / "figures")
+    with figure.png.with_suffix(".csv").open() as f:
         assert {row["family"] for row in csv.DictReader(f)} == {"sc"}  # "all" drew SC's bars twice
     head = next(
         line for line in _md(tmp_path).split("## Results\n")[1].splitlines() if line.startswith("| model")
