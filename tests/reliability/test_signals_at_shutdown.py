@@ -118,13 +118,15 @@ cli.main()
 """
 
 
-@pytest.mark.parametrize("times", [1, 2])
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    ("signum", "times"), [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGTERM, 2)]
+)  # each signal's note; a second one is one handler for both signals (`interrupts._note_late`)
 def test_a_signal_after_the_runs_summary_is_a_note_not_an_interruption(tmp_path, signum, times):
     """A finished `pretrain` (final/ written, its summary printed) that got a Ctrl-C or SIGTERM before it
     returned said "interrupted" and exited 130, sending the user to resume a complete run. Its result is final
     once its run returned, final/ written (`interrupts.work_complete`): one signal is now the note and exit 0, the command
-    running to its end; a second one still stops it as Ctrl-C does."""
+    running to its end; a second one still stops it as Ctrl-C does. Each case trains in a fresh process (a
+    torch import and a run): SIGINT twice would run SIGTERM twice's code again, so it is not run."""
     from tests.reliability.hostile_world import TINY_RUN
 
     (tmp_path / "tiny.yaml").write_text(TINY_RUN)
