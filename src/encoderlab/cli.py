@@ -60,7 +60,7 @@ COMMANDS: Commands = {
         "table": "encoderlab.bench.table:bench_table_command",
     },
     "pretrain": "encoderlab.train.cli:pretrain_command",
-    "recipes": "encoderlab.train.cli:recipes_command",
+    "recipes": "encoderlab.train.recipelist:recipes_command",
     "study": {
         "run": "encoderlab.study.cli:run_command",
         "plan": "encoderlab.study.cli:plan_command",

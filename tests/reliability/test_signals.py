@@ -222,13 +222,17 @@ def test_output_into_a_closed_pipe_ends_quietly():
     """`encoderlab data inspect DIR | head -3` (any command piped into a reader that stops early)
     ended with a BrokenPipeError traceback; now it stops as `yes | head` does: no output on stderr,
     exit 141 (128 + SIGPIPE), what a shell reports for a process a closed pipe ended."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "encoderlab.cli", "recipes"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=_env(),
-    )
-    proc.stdout.close()  # the reader is gone before the command writes its first line
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before the command starts: before its first line, however fast
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "encoderlab.cli", "recipes"],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            env=_env(),
+        )
+    finally:
+        os.close(writer)
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141 and err == "", err
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +24,7 @@ from encoderlab.train.distributed import agreed, join_world, shutdown
 from encoderlab.train.entry import pretrain
 from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.freeze import check_scratch_freezes
-from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
+from encoderlab.train.recipes import RECIPES, build_recipe
 from encoderlab.train.runfolder import check_run_folder
 from encoderlab.train.trainer import Trainer
 
@@ -245,16 +244,3 @@ def _summary(run: Path, total: int, until_step: int | None) -> str:
     else:
         model = f"stopped after step {stop} of {total} (continue with --resume)\nmodel: {checkpoint_dir(run, stop) / 'model'}"
     return f"run folder: {run}\n{model}\nmetrics: {run / 'metrics.jsonl'}"
-
-
-def recipes_command() -> None:
-    """List the pretraining recipes with their parameters."""
-    width = max(map(len, RECIPES))
-    for name, fn in RECIPES.items():
-        doc = " ".join(inspect.getdoc(fn).split("\n\n")[0].split())  # the first paragraph, whole
-        params = ", ".join(f"{k}: {_type_name(t)}" for k, t in recipe_params(name).items())
-        print(f"{name:<{width}} {doc}\n{'':<{width}} params: {params}")
-
-
-def _type_name(tp) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
