@@ -12,18 +12,6 @@ from encoderlab.bench.train import TrainBench
 from encoderlab.errors import UserError
 
 
-def test_profile_writes_the_op_table(tmp_path):
-    from encoderlab.bench.train import TrainBench, bench_train
-
-    table = tmp_path / "profile.txt"
-    result = bench_train(
-        TrainBench(size="tiny", seq_len=32, batch=2, vocab=256, steps=1, warmup=1, vs_hf=False, profile=table)
-    )
-    profile = result["encoderlab"]["profile"]
-    assert profile["table"] == str(table) and profile["profiled_step_s"] > 0
-    assert "aten::mm" in table.read_text()  # the model's matmuls, by name
-
-
 def test_profile_help_gives_the_number_of_profiled_steps(capsys, monkeypatch):
     """--help named the constant (`PROFILE_STEPS`) instead of saying how many steps are profiled."""
     from encoderlab.bench.train import PROFILE_STEPS
@@ -41,11 +29,15 @@ def test_a_profile_table_goes_into_a_new_folder_and_a_rerun_replaces_only_it(tmp
     from encoderlab.bench.train import PROFILE_HEADER, is_profile_table
     from encoderlab.cli import main
 
-    table = tmp_path / "new" / "ops.txt"
+    table, result = tmp_path / "new" / "ops.txt", tmp_path / "result.json"
     args = "bench train --size tiny --seq-len 32 --batch 2 --vocab 256 --steps 1 --warmup 0 --no-vs-hf"
     for _ in range(2):  # the second run replaces its own earlier table
-        main([*args.split(), "--profile", str(table)])
+        main([*args.split(), "--profile", str(table), "--out", str(result)])
         assert table.read_text().startswith(PROFILE_HEADER) and is_profile_table(table)
+    # the result names the table and the profiled step's time; the table names the model's matmuls
+    profile = json.loads(result.read_text())["encoderlab"]["profile"]
+    assert profile["table"] == str(table) and profile["profiled_step_s"] > 0
+    assert "aten::mm" in table.read_text()
     bare = tmp_path / "bare.txt"  # torch's table as written before the header existed
     bare.write_text("-------  ------\n                 Name    Self CPU %\n")
     assert is_profile_table(bare) and not is_profile_table(tmp_path / "new")
