@@ -408,25 +408,26 @@ def test_a_bad_second_source_is_refused_before_the_first_ones_txt_line(tmp_path,
     assert caplog.records == []
 
 
-def test_the_advice_of_a_mixture_stopped_early_is_a_flag_data_tokenizer_takes(tmp_path):
+def test_the_advice_of_a_mixture_stopped_early_is_a_flag_data_tokenizer_takes(tmp_path, capfd):
     """Two sources of 300 and 20 documents: `data tokenizer` warned that the mixture stopped when the small one
     ran out, advising `data prepare --stop all_exhausted`, a flag `data tokenizer` lacked, so it was trained on
     the shortened mixture. The advice is now a flag it takes, applied as `data prepare` applies it (read whole,
     recorded in its sources.json recipe, no warning)."""
     import re
 
+    from encoderlab.cli import main
     from encoderlab.data.tokenizer_training import trained_from
 
     a = write_jsonl(tmp_path / "a.jsonl", corpus_records(300))
     b = write_jsonl(tmp_path / "b.jsonl", corpus_records(20, prefix="b"))
-    argv = ["--source", str(a), str(b), "--vocab-size", "300"]
-    _, err = _cli(*argv, "--out", str(tmp_path / "t1")).communicate(timeout=300)
+    argv = ["data", "tokenizer", "--source", str(a), str(b), "--vocab-size", "300"]
+    main([*argv, "--out", str(tmp_path / "t1")])  # in process: the training process's stderr is capfd's
+    err = capfd.readouterr().err
     assert "the mixture stopped when" in err, err
     advice = re.search(r"(--stop \w+)`", err)  # the flag the warning advises, run as it says
     assert advice is not None and "`data tokenizer`" in err, err
-    proc = _cli(*argv, *advice[1].split(), "--out", str(tmp_path / "t2"))
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err
+    main([*argv, *advice[1].split(), "--out", str(tmp_path / "t2")])  # exits (SystemExit) on a refusal
+    err = capfd.readouterr().err
     assert "the mixture stopped" not in err
     record = trained_from(tmp_path / "t2")
     assert record["recipe"]["stop"] == advice[1].split()[1]
