@@ -101,6 +101,9 @@ def started():
     procs: list[subprocess.Popen] = []
 
     def start(argv: list, **kw) -> subprocess.Popen:
+        # A Ctrl-C reaches a command whose SIGINT is the default; pytest started as a background job of a
+        # non-interactive shell hands its children SIGINT ignored, and the command never saw the signal.
+        kw.setdefault("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         procs.append(subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, **kw))
         return procs[-1]
 
