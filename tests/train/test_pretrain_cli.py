@@ -3,6 +3,10 @@ is refused, a run too long for the machine asks for --yes, synthetic data is sai
 
 from __future__ import annotations
 
+import contextlib
+import io
+import shutil
+
 import pytest
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
@@ -13,6 +17,24 @@ time): these tests check what the command says and writes (resumes, notes, folde
 row size changes; grad_accum (2) and world_size (1) are the recipe's, as the world-size test reads them.
 A test whose check depends on the row size (a prepared text's passes, a val split shorter than a row)
 uses the recipe's own layout (RECIPE)."""
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """One finished 12-step SMOKE run on synthetic tokens and what its command wrote on stderr (as `capsys`
+    reads it: what went to `sys.stderr`). The tests that read a finished run share it (a full run is most of
+    such a test's time); a test that resumes it resumes a copy (`_copy`)."""
+    from encoderlab.cli import main
+
+    run, err = tmp_path_factory.mktemp("finished") / "r", io.StringIO()
+    with contextlib.redirect_stderr(err):
+        main([*SMOKE, "--param", "steps=12", "--out", str(run)])
+    return run, err.getvalue()
+
+
+def _copy(run, to):
+    shutil.copytree(run, to)  # copy2: the files' mtimes come along, as a test of "nothing changed" reads them
+    return to
 
 
 @pytest.mark.parametrize(
@@ -63,9 +85,8 @@ def test_a_paper_recipe_on_cpu_names_its_size_steps_and_time(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def test_synthetic_tokens_are_said_on_stderr(tmp_path, capsys):
-    code, err = cli([*SMOKE, "--param", "steps=12", "--out", tmp_path / "o"], capsys)
-    assert code == 0
+def test_synthetic_tokens_are_said_on_stderr(finished):
+    _, err = finished
     assert err.strip().splitlines() == [
         "encoderlab: note: training on synthetic tokens (random documents, no text); "
         "pass --param data=PREPARED_FOLDER to train on prepared text"
@@ -129,16 +150,15 @@ def test_until_step_prints_the_model_folder_it_wrote(tmp_path, capsys):
     assert final == str(tmp_path / "run" / "final") and load_pretrained(final).model is not None
 
 
-def test_every_metrics_field_is_documented(tmp_path, capsys):
+def test_every_metrics_field_is_documented(finished):
     """docs/training.md lists `metrics.jsonl`'s fields; `flops` (the counted FLOPs that studies and
     `advise` read as a run's compute) was logged but not listed."""
     import json
     import re
     from pathlib import Path
 
-    code, err = cli([*SMOKE, "--param", "steps=12", "--out", tmp_path / "o"], capsys)
-    assert code == 0, err
-    logged = {k for line in (tmp_path / "o" / "metrics.jsonl").open() for k in json.loads(line)}
+    run, _ = finished
+    logged = {k for line in (run / "metrics.jsonl").open() for k in json.loads(line)}
     doc = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
     fields = doc[doc.index("`metrics.jsonl` fields:") :].split("\n\n")[0]
     assert logged - set(re.findall(r"`([^`]+)`", fields)) == set()
@@ -257,16 +277,13 @@ def test_dry_run_checks_the_run_folder_as_the_run_does(tmp_path, capsys, monkeyp
     assert_unchanged(before)
 
 
-def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys, monkeypatch):
+def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys, monkeypatch, finished):
     """`--resume` of a run whose steps were all trained and whose final/ was written rewrote final/ (the
     same weights) and env.json (a new time); now it writes nothing, says the run is finished, exits 0."""
     from tests.reliability.treestate import assert_unchanged, world_state
 
-    from encoderlab.cli import main
-
     monkeypatch.chdir(tmp_path)  # the working folder is one a refusal may not change
-    run = tmp_path / "r"
-    main([*SMOKE, "--param", "steps=12", "--out", str(run)])
+    run = _copy(finished[0], tmp_path / "r")
     before = world_state(run, tmp_path)
     times = {p: p.stat().st_mtime_ns for p in run.rglob("*")}
     code, err = cli([*SMOKE, "--param", "steps=12", "--out", run, "--resume"], capsys)
@@ -276,13 +293,12 @@ def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys, m
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*")} == times
 
 
-def test_an_until_step_behind_a_finished_run_is_refused_without_saying_the_resume_succeeded(tmp_path, capsys):
+def test_an_until_step_behind_a_finished_run_is_refused_without_saying_the_resume_succeeded(
+    tmp_path, capsys, finished
+):
     """`--resume --until-step N` of a finished run past step N printed "is finished (step 12 of 12); nothing
     was changed", a note of a resume that succeeded, then refused the --until-step: the refusal comes alone."""
-    from encoderlab.cli import main
-
-    run = tmp_path / "r"
-    main([*SMOKE, "--param", "steps=12", "--param", "data=synthetic", "--out", str(run)])
+    run = _copy(finished[0], tmp_path / "r")  # `data=synthetic` below: the recipe's default, the same config
     argv = [*SMOKE, "--param", "steps=12", "--param", "data=synthetic", "--out", run, "--resume"]
     code, err = cli([*argv, "--until-step", "6"], capsys)
     assert_one_line(code, err, rf"--until-step 6 is not after step 12, where {run} already is")
