@@ -28,7 +28,8 @@ def _cli(argv, capsys) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    """A two-phase smoke run (CLM then MLM) on prepared data, with its tokenizer."""
+    """A two-phase smoke run (CLM then MLM) on prepared data, with its tokenizer: 20 steps, not the recipe's
+    40, still both phases (5 CLM steps) and a checkpoint (step 10) short of the final model."""
     root = tmp_path_factory.mktemp("card")
     (root / "corpus.jsonl").write_text(
         "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(CORPUS))
@@ -37,7 +38,7 @@ def run(tmp_path_factory):
         ["data", "tokenizer", "--source", root / "corpus.jsonl", "--out", root / "tok", "--vocab-size", "300"],
         ["data", "prepare", "--source", root / "corpus.jsonl", "--tokenizer", root / "tok", "--out", root / "data",
          "--decontaminate", "none", "--workers", "1"],
-        ["pretrain", "--recipe", "smoke-clm-mlm", "--param", f"data={root / 'data'}",
+        ["pretrain", "--recipe", "smoke-clm-mlm", "--param", f"data={root / 'data'}", "--param", "steps=20",
          "--set", "layout.seq_len=32", "progress=false", "--out", root / "run"],
     ]  # fmt: skip
     for argv in steps:
