@@ -341,21 +341,23 @@ def test_compare_equals_kornblith_cka_of_each_text_run_alone(tokenizer, family):
     # End to end against an independent computation: texts of 1-40 words in batches of 7 (every batch
     # padded, ModernBERT's window of 4 crossed), each text's block outputs averaged over its own tokens
     # when run alone, and CKA from Kornblith et al. 2019's HSIC form (Gram matrices, H = I - 11^T/n),
-    # per sampling seed, the ratio d(A, B) / d(B', B) per seed and its mean.
+    # per sampling seed, the ratio d(A, B) / d(B', B) per seed and its mean. 56 texts, 50 drawn (were 70
+    # and 55; 50 is compare's least n, each text run alone thrice most of the time): pooling over the
+    # padding, or blocks run without the padding mask, put in features.py, still fail here.
     made = {"encoder": make_model, "modernbert": lambda seed: make_adapter("modernbert", seed)}[family]
     a, b, twin = made(0), made(1), made(2)
-    texts = list(dict.fromkeys(make_texts(90, seed=5, lo=1, hi=40)))[:70]  # distinct: compare drops repeats
-    assert len(texts) == 70
+    texts = list(dict.fromkeys(make_texts(75, seed=5, lo=1, hi=40)))[:56]  # distinct: compare drops repeats
+    assert len(texts) == 56
     report = compare(
         (a, tokenizer),
         (b, tokenizer),
         texts,
         baseline=(twin, tokenizer),
-        n=55,
+        n=50,
         encoding=Encoding(batch_size=7),
     )
     fa, fb, ft = (_unpadded_block_means(m, tokenizer, texts) for m in (a, b, twin))
-    draws = sample_indices(len(texts), 55, (42, 43, 44))
+    draws = sample_indices(len(texts), 50, (42, 43, 44))
     for row in report.layers:
         ab = [_gram_cka(fa[row.layer][d], fb[row.layer][d]) for d in draws]
         noise = [_gram_cka(ft[row.layer][d], fb[row.layer][d]) for d in draws]
