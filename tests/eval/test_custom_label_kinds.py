@@ -60,7 +60,7 @@ def _topic_files(tmp_path: Path, **change) -> Path:
         "options": {"multilabel": True},
         "metric": "macro_f1",
         "max_length": 64,
-        "finetune": {"batch_size": 16, "micro_batch_size": 16, "max_steps": 120},
+        "finetune": {"batch_size": 16, "micro_batch_size": 16, "max_steps": 60},
         **change,
     }
     return _spec(tmp_path, **spec)
@@ -148,7 +148,7 @@ def _score_files(tmp_path: Path, **change) -> Path:
         "columns": {"text": "sentence", "label": "score"},
         "options": {"regression": True},
         "max_length": 64,
-        "finetune": {"batch_size": 16, "micro_batch_size": 16, "max_steps": 120},
+        "finetune": {"batch_size": 16, "micro_batch_size": 16, "max_steps": 60},
         **change,
     }
     return _spec(tmp_path, **spec)
