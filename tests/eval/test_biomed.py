@@ -113,7 +113,7 @@ def _topics(n: int, seed: int) -> list[dict]:
 
 def test_multilabel_classification_learns_label_sets(model, tokenizer):
     task = _sc_task(options=SCOptions(labels=tuple(TOPICS[:4]), multilabel=True), metric="macro_f1",
-                    finetune=FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=120))  # fmt: skip
+                    finetune=FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=60))  # fmt: skip
     assert family_ops(task) is MultiLabelClassification
     data = TaskData(train=_topics(256, 0), val=_topics(32, 1), tests={"test": _topics(64, 2)})
     result = run_one(task, model, tokenizer, prepare(task, tokenizer, data), lr=2e-3, seed=0)
