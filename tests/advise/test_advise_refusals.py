@@ -10,6 +10,7 @@ import pytest
 from tests.advise.advise_fixtures import write_pretrain_node
 from tests.reliability.treestate import assert_unchanged, world_state
 
+from encoderlab.advise.options import MIN_CLI_BOOTSTRAP
 from encoderlab.cli import main
 from encoderlab.model.config import SIZES
 
@@ -146,8 +147,12 @@ def test_rungs_written_apart_are_refused(tmp_path, capsys):
 
 
 def _advised(out, *argv) -> None:
-    """`encoderlab advise ARGV --out OUT` runs to its advice."""
-    main(["advise", *map(str, argv), "--out", str(out)])
+    """`encoderlab advise ARGV --out OUT` runs to its advice, with the CLI's fewest bootstrap replicates unless
+    ARGV gives some: what these tests check (the ladder is read and advised, not refused) is decided before the
+    bootstrap, and each replicate refits every schedule (400, the default, took most of a test's time)."""
+    argv = [*map(str, argv)]
+    fewest = [] if "--bootstrap" in argv else ["--bootstrap", str(MIN_CLI_BOOTSTRAP)]
+    main(["advise", *argv, *fewest, "--out", str(out)])
     assert (out / "advice.json").exists()
 
 
