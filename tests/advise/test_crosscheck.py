@@ -33,13 +33,19 @@ def _scipy_power(compute: np.ndarray, values: np.ndarray, ref: float):
     needed: at generator 1008 of `test_two_seeds_a_rung_give_one_curve` only 2 of its 9 starts reach the
     minimum, the others stopping (ftol) up to 21 tolerances away from it."""
     lx, ly = np.log(compute / ref), np.log(values)
+    last: list = [None, None]  # (p, its terms): scipy asks for the Jacobian at the point it just evaluated
+
+    def terms(p):
+        if last[0] is None or not np.array_equal(last[0], p):
+            term = p[1] - p[2] * lx
+            last[:] = [p.copy(), (term, np.logaddexp(p[0], term))]
+        return last[1]
 
     def residuals(p):
-        return np.logaddexp(p[0], p[1] - p[2] * lx) - ly
+        return terms(p)[1] - ly
 
     def jacobian(p):
-        term = p[1] - p[2] * lx
-        top = np.logaddexp(p[0], term)
+        term, top = terms(p)
         we, wa = np.exp(p[0] - top), np.exp(term - top)
         return np.stack([we, wa, -wa * lx], -1)
 
@@ -167,13 +173,14 @@ def test_the_crossover_is_where_independently_fitted_curves_cross():
     assert root == pytest.approx(syn.crossover, rel=0.3)  # and near the truth: 5.6e18
 
 
-@pytest.mark.parametrize("generator", range(1000, 1020))
+@pytest.mark.parametrize("generator", range(1000, 1010))
 def test_two_seeds_a_rung_give_one_curve(generator):
     """With two seeds a rung the log-Huber objective alone (near L1 at delta 1e-3, against noise of ~3e-3 in
     log units) is flat between a rung's two values, and a 3-parameter curve through 3 rungs (the backtest of
     a 4-size ladder) could stop anywhere in that flat set: scipy and the batched fit, at one objective,
     predicted the held-out rung up to 3.9 noise sd apart. The tie-break makes the fit unique, so the
-    backtest's prediction and the target's agree with scipy's to a small fraction of the noise."""
+    backtest's prediction and the target's agree with scipy's to a small fraction of the noise. Ten ladders:
+    without the tie-break (`fit.TIE` 0) every one of generators 1000-1019 failed (measured 2026-12-07)."""
     syn = synthetic_ladder(np.random.default_rng(generator), seeds=(2, 2))
     ladder = syn.ladder
     held = common_rungs(ladder)[-1]
