@@ -86,8 +86,10 @@ def write_pretrain_node(study, name, key, recipe, params, seed, value, *, flops=
 
 def lse_terms(p, lx):
     """Residual pieces of log(E + sum_j A_j x_j^-a_j) for p = (e, log A_1, a_1, ...): the log terms and their softmax."""
-    terms = [np.full(len(lx), p[0])] + [p[1 + 2 * j] - p[2 + 2 * j] * lx[:, j] for j in range(lx.shape[1])]
-    terms = np.stack(terms, -1)
+    # filled in place, not stacked from a list (scipy evaluates it hundreds of times a fit): the same arithmetic
+    terms = np.empty((len(lx), 1 + lx.shape[1]))
+    terms[:, 0] = p[0]
+    terms[:, 1:] = p[1::2] - p[2::2] * lx
     top = np.logaddexp.reduce(terms, axis=-1)
     return top, np.exp(terms - top[:, None])
 
@@ -96,15 +98,14 @@ def scipy_loss(z: np.ndarray) -> np.ndarray:
     """The fit's loss as scipy's `least_squares` takes a callable one: rho(z) and its first two derivatives
     at z = (r / f_scale)^2, the cost being f_scale^2 / 2 * rho. With f_scale = delta that cost is
     Huber_delta(r) + TIE * r^2 / 2, written here from scipy's own Huber rho (z, or 2 sqrt(z) - 1 past 1)."""
+    # scipy calls this once a residual evaluation (hundreds of times a fit): rows written in place, not stacked
     root = np.sqrt(np.maximum(z, 1.0))  # only read where z > 1
     inside = z <= 1
-    return np.stack(
-        [
-            np.where(inside, z, 2 * root - 1) + TIE * z,
-            np.where(inside, 1.0, 1 / root) + TIE,
-            np.where(inside, 0.0, -0.5 / root**3),
-        ]
-    )
+    out = np.empty((3, *z.shape))
+    np.add(np.where(inside, z, 2 * root - 1), TIE * z, out=out[0])
+    np.add(np.where(inside, 1.0, 1 / root), TIE, out=out[1])
+    out[2] = np.where(inside, 0.0, -0.5 / root**3)
+    return out
 
 
 def scipy_best(lx, ly, starts, lower, upper, delta):
@@ -122,11 +123,19 @@ def scipy_minima(lx, ly, starts, lower, upper, delta) -> list[tuple[float, np.nd
     minima the grid reaches (scripts/advise_extrapolation_audit.py reads how far the near-equal ones extrapolate
     apart)."""
 
+    # (p, lse_terms at p): scipy asks for the Jacobian at the point it just evaluated
+    last: list = [None, None]
+
+    def terms(p):
+        if last[0] is None or not np.array_equal(last[0], p):
+            last[:] = [p.copy(), lse_terms(p, lx)]
+        return last[1]
+
     def residuals(p):
-        return lse_terms(p, lx)[0] - ly
+        return terms(p)[0] - ly
 
     def jacobian(p):
-        soft = lse_terms(p, lx)[1]
+        soft = terms(p)[1]
         cols = [soft[:, 0]]
         for j in range(lx.shape[1]):
             cols += [soft[:, 1 + j], -soft[:, 1 + j] * lx[:, j]]
