@@ -178,13 +178,15 @@ def test_a_worker_takes_one_gpu_round_robin_and_its_share_of_the_threads(monkeyp
     from encoderlab.study import workers
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # both restored after the test
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # all three restored after the test
+    monkeypatch.setenv("MKL_NUM_THREADS", "2")
     assert workers.visible_gpus() == ["3", "5"]
     slots = multiprocessing.Value("q", 2)  # two workers took theirs
     threads = torch.get_num_threads()
     try:
         workers.init_worker(slots, 1, workers.visible_gpus())
         assert os.environ["CUDA_VISIBLE_DEVICES"] == "3" and os.environ["OMP_NUM_THREADS"] == "1"
+        assert os.environ["MKL_NUM_THREADS"] == "1"
         assert torch.get_num_threads() == 1 and workers._WORKER == {"slot": 2} and slots.value == 3
     finally:
         torch.set_num_threads(threads)

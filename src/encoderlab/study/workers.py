@@ -117,10 +117,11 @@ def init_worker(slots, threads: int, gpus: list[str], study_pid: int | None = No
         slots.value += 1
     if gpus:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
-    os.environ["OMP_NUM_THREADS"] = str(threads)
-    import torch
-
-    torch.set_num_threads(threads)
+    # torch takes its threads from these when a node first imports it; a spawned worker has not yet, and
+    # importing it here only to set them cost each worker ~3 s of CPU (all of it for nodes without torch)
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
 
 
 def worker_slot() -> int | None:
