@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import statistics
 import sys
@@ -206,6 +207,7 @@ def probe_configs(
 
     sizes: dict[str, str | None] = {}  # model id -> its size; `runs` come in training order, bases first
     out: dict[str, list[tuple[int, RunConfig]] | None] = {}
+    vocab = functools.cache(lambda name: model_vocab(spec, spec.dataset(name), vocabs))  # once a dataset
     for p in runs:
         cfg, start = p.config, p.branch.step if p.branch else 0
         size = sizes.get(p.base) if p.base else None if cfg.model.init else cfg.model.size
@@ -213,7 +215,6 @@ def probe_configs(
         if size is None:
             out[p.model] = None
             continue
-        vocab = model_vocab(spec, spec.dataset(p.run.data), vocabs)
         phases = []
         for planned in cfg.plan():
             steps = max(0, planned.end - max(planned.start, start))
@@ -224,7 +225,7 @@ def probe_configs(
             )
             probe = RunConfig(  # what changes a step's work, no more: no folder, checkpoint or validation
                 model=ModelSpec(size=size),
-                data=DataConfig(synthetic_vocab=vocab),
+                data=DataConfig(synthetic_vocab=vocab(p.run.data)),
                 # one rank's step (this process is no process group): a run over N processes spends N such
                 # steps' CPU time a step, as its tokens over the rank's give (`estimate`)
                 layout=dataclasses.replace(cfg.layout, world_size=1),

@@ -44,6 +44,7 @@ This module computes the plan; `study/plantext.py` writes it out for `study plan
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -244,13 +245,15 @@ def plan_study(
     }
     vocabs = trained_vocabs(spec, {n: c.tokenizer_ids for n, c in corpora.items()}, study_dir, prepares)
     runs, size_of = [], {}
+    # a dataset's vocabulary once, not once per run: reading a named tokenizer (EuroBERT's) took ~1.5 s
+    vocab = functools.cache(lambda name: model_vocab(spec, spec.dataset(name), vocabs))
     for p in pretraining(spec) if trained is None else trained:
         if p.config is None:
             continue
         params, layers, positions, size_n = (
             size_of.get(p.base, (None,) * 4)
             if p.base
-            else (*_size(p.config, model_vocab(spec, spec.dataset(p.run.data), vocabs)), _size_n(p.config))
+            else (*_size(p.config, vocab(p.run.data)), _size_n(p.config))
         )
         size_of[p.model] = params, layers, positions, size_n
         corpus = corpora[p.run.data]
