@@ -472,7 +472,7 @@ FAMILIES: dict[str, FamilyOps] = {
 def family_ops(task: Task) -> FamilyOps:
     """The operations of a task's family (multi-label sequence classification, regression and QA by
     tagging have their own)."""
-    if getattr(task.options, "multilabel", False):
+    if task.multilabel:
         return MultiLabelClassification
     if getattr(task.options, "regression", False):
         return Regression

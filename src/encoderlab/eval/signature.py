@@ -99,7 +99,7 @@ def scoring_path(task: Task) -> str:
     sequence classification whether it is multi-label (label sets, scored by their own metrics)."""
     if task.family == "tc":
         return f"tc words: {task.options.words}"
-    if task.family == "sc" and getattr(task.options, "multilabel", False):
+    if task.multilabel:
         return "sc multi-label"
     return task.family
 

@@ -381,6 +381,11 @@ class Task:
         return getattr(self.options, "labels", ())
 
     @property
+    def multilabel(self) -> bool:
+        """Whether it is sequence classification with a label set per example (`SCOptions.multilabel`)."""
+        return getattr(self.options, "multilabel", False)
+
+    @property
     def pools_first(self) -> bool:
         """Whether its head reads the first position (`pooling: first`): `eos` inputs put the start token there."""
         return getattr(self.options, "pooling", None) == "first"

@@ -215,10 +215,8 @@ def link_url(location: str, filename: str) -> str:
         body, page = path.read_bytes(), location
     else:
         with _opened(location, location, {"Accept": "text/html"}) as answer:
-            body, page = (
-                answer.read(),
-                answer.geturl(),
-            )  # after a redirect, the page's links are read from there
+            # after a redirect, the page's links are read from where it was served
+            body, page = answer.read(), answer.geturl()
     return _first(_named_links(body, page, filename), location, filename)
 
 
