@@ -150,8 +150,7 @@ def model_vocab(spec: StudySpec, data: DataSpec, trained: Mapping[str, int] | No
     by default) sized a run on a 1,024-id tokenizer folder at 8,192 rows: its parameters, FLOPs and
     GPU-hours, and the shape `--probe` timed, were of a model it never trains; and a trained tokenizer
     that held fewer merges than asked (a small corpus) was sized at the size asked after it was trained."""
-    trainer = {d.name: d for d in spec.data if d.name != data.name}.get(data.tokenizer, data)
-    if trainer.tokenizer == "train":
+    if (trainer := spec.tokenizer_trainer(data)) is not None:
         return (trained or {}).get(trainer.name, trainer.vocab_size)
     return found_vocab(data.tokenizer) or data.vocab_size
 

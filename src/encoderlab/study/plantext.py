@@ -213,26 +213,13 @@ def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
 
         against = dataset_decontamination(plan.spec, d)
         where = "across machines" if len(d.corpus) == 1 else "ahead of the study"  # `prepare_command`
-        trained = (x for x in plan.spec.data if x.name == d.tokenizer and x.tokenizer == "train")
-        trainer = (
-            d if d.tokenizer == "train" else next(trained, None)
-        )  # the dataset a tokenizer is trained on
-        lines.append(f"  {where}: {prepare_command(d, needed, against, trainer)}")
+        lines.append(f"  {where}: {prepare_command(d, needed, against, plan.spec.tokenizer_trainer(d))}")
     return lines
-
-
-def _trainer(spec: StudySpec, d: DataSpec) -> DataSpec | None:
-    """The dataset whose corpus trains `d`'s tokenizer (`d` itself, or the one it reuses); None: none does."""
-    if d.tokenizer == "train":
-        return d
-    return next(
-        (x for x in spec.data if x.name == d.tokenizer and x.tokenizer == "train" and x is not d), None
-    )
 
 
 def _trained_ids(plan: StudyPlan, d: DataSpec, counted: int | None) -> int | None:
     """The ids of the tokenizer the study trained for `d` (`StudyPlan.trained_vocabs`), else `counted`."""
-    trainer = _trainer(plan.spec, d)
+    trainer = plan.spec.tokenizer_trainer(d)
     return plan.trained_vocabs.get(trainer.name, counted) if trainer is not None else counted
 
 
@@ -240,7 +227,7 @@ def _sized_text(plan: StudyPlan, d: DataSpec) -> str:
     """Which size of a tokenizer the study trains the parameters of `d`'s runs count (`cputime.model_vocab`):
     the ids it was trained to, read from its node's output, or, before it is trained, the `vocab_size` asked
     (a corpus with fewer merges gives fewer). Empty for another tokenizer."""
-    trainer = _trainer(plan.spec, d)
+    trainer = plan.spec.tokenizer_trainer(d)
     if trainer is None:
         return ""
     ids = plan.trained_vocabs.get(trainer.name)

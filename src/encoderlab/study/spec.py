@@ -361,6 +361,15 @@ class StudySpec:
         """The dataset called `name`."""
         return next(d for d in self.data if d.name == name)
 
+    def tokenizer_trainer(self, d: DataSpec) -> DataSpec | None:
+        """The dataset whose corpus trains `d`'s tokenizer: `d` itself (`tokenizer: train`), or the dataset
+        it names that trains one; None when the study trains none for it (a named tokenizer)."""
+        if d.tokenizer == "train":
+            return d
+        return next(
+            (x for x in self.data if x.name == d.tokenizer and x.tokenizer == "train" and x is not d), None
+        )
+
     def init_seed(self, run: RunSpec, seed: int) -> int:
         """The pretraining seed of the study run that `run` continues, for `run`'s seed `seed`: the same
         seed, or the only one that run is trained at (paper 2's setting: one start model, its continued
