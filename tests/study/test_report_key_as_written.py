@@ -4,7 +4,9 @@
 its keys in another order, in flow style or as JSON, with comments, blank lines, CRLF line ends, trailing
 spaces or numbers spelled otherwise (`1e-4` for `0.0001`) keeps every node's key, the report's included,
 and `study run` reuses the report; a change the report reads (a claim's text, the description, the
-baseline) gives the report a new key and leaves every other node's as it was.
+baseline) gives the report a new key and leaves every other node's as it was. A field written out at the
+value its omission gives (`label: NAME`, a run's `seeds` as the study's, a recipe parameter at its resolved
+value) is the same study: the spec is digested as resolved (`graph._as_resolved`), so the report keeps its key.
 """
 
 from __future__ import annotations
@@ -63,3 +65,53 @@ def test_a_change_the_report_reads_gives_it_a_new_key_and_no_other_node(tmp_path
     for i, changed in enumerate((claimed, {**data, "description": "Another paragraph."})):
         other = _keys(yaml.safe_dump(changed, sort_keys=False), tmp_path / f"changed-{i}")
         assert {name for name in keys if other[name] != keys[name]} == {"report"}
+
+
+def _loaded(data: dict, folder: Path):
+    folder.mkdir(parents=True)
+    (folder / "study.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return load_study_file(folder / "study.yaml")
+
+
+def _defaults_written_out(data: dict) -> dict:
+    """`data` with fields written out at the value their omission gives: a run's label as its name, its seeds,
+    seed offset and steps as the study's, a recipe parameter at the value the run resolves it to, an override
+    of the study's run_overrides, its tasks as the study's and the checkpoint LRs as the whole grid."""
+    first, *rest = data["runs"]
+    written = {
+        **first,
+        "label": first["name"],
+        "seeds": data["seeds"],
+        "seed": 0,
+        "steps": data["steps"],
+        "params": {**first["params"], "world_size": 1},
+        "overrides": dict(data["run_overrides"]),
+        "tasks": data["eval"]["tasks"],
+    }
+    return {**data, "runs": [written, *rest], "eval": {**data["eval"], "checkpoint_lrs": data["eval"]["lrs"]}}
+
+
+def test_a_field_written_out_at_its_default_keeps_the_report_key(tmp_path):
+    """The same study with its defaults written out resolves every run alike (so every other node keeps its
+    key) and gave the report another key: its digest held the file's params, overrides and labels as written."""
+    from encoderlab.study.graph import pretraining, report_config
+
+    data = yaml.safe_load(dump_study(get_study("paper1-pfs", "cpu"), "paper1-pfs"))
+    del data["runs"][0]["label"]
+    data["eval"]["checkpoint_lrs"] = []  # the whole grid, as `_defaults_written_out` writes it out
+    spec = _loaded(data, tmp_path / "omitted")
+    written = _loaded(_defaults_written_out(data), tmp_path / "written")
+    assert written != spec  # the file does write them out
+    assert [p.config for p in pretraining(written)] == [p.config for p in pretraining(spec)]
+    assert report_config(written) == report_config(spec)
+
+
+def test_a_label_or_a_claim_the_report_shows_still_changes_its_config(tmp_path):
+    from encoderlab.study.graph import report_config
+
+    data = yaml.safe_load(dump_study(get_study("paper1-pfs", "cpu"), "paper1-pfs"))
+    spec = report_config(_loaded(data, tmp_path / "as-dumped"))
+    relabelled = {**data, "runs": [{**data["runs"][0], "label": "Another"}, *data["runs"][1:]]}
+    other = {**data, "claims": [{**data["claims"][0], "family": None}, *data["claims"][1:]]}
+    for i, changed in enumerate((relabelled, other)):
+        assert report_config(_loaded(changed, tmp_path / f"changed-{i}")) != spec

@@ -421,11 +421,13 @@ def report_config(spec: StudySpec, local_texts: frozenset[str] = frozenset()) ->
     report. An asset's name stays, so a built-in study's report keeps its key. A local corpus, task file or
     start model folder stays by path: the report names each (the data row, the runs' start, the tasks), so
     a move must write it again; their content reaches this key through the input nodes' keys (a start
-    model's and a task's by content, a corpus's prepare node by path, its content checked by freshness)."""
+    model's and a task's by content, a corpus's prepare node by path, its content checked by freshness).
+    The spec is digested as resolved (`_as_resolved`): a field written out at the value its omission gives
+    keeps the report's key, as it keeps every other node's."""
     from encoderlab.config import to_dict
     from encoderlab.data.stoprule import DEFAULT_STOP
 
-    data = to_dict(spec)
+    data = _as_resolved(to_dict(spec), spec)
     for d in data["data"]:
         d.pop("prepared", None)
         if d.get("stop") == DEFAULT_STOP:  # as the prepare node's key: a study without it keeps its key
@@ -435,6 +437,32 @@ def report_config(spec: StudySpec, local_texts: frozenset[str] = frozenset()) ->
             del c["texts"]
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
     return {"study": spec.name, "scale": spec.scale, "spec": digest}
+
+
+_TRAINING = ("size", "seq_len", "micro_batch", "grad_accum", "steps", "run_overrides")
+"""The study's fields that only shape its trained runs' RunConfigs (and the prepare nodes they read)."""
+_RUN_TRAINING = ("params", "overrides", "steps", "seed", "seeds", "eval_steps")
+"""A trained run's fields that only shape its RunConfig at each pretraining seed and the checkpoints kept."""
+
+
+def _as_resolved(data: dict, spec: StudySpec) -> dict:
+    """`data`, the spec's `to_dict`, as the study resolves it, so a field written out at its default is the
+    study with it omitted (a run's `label: NAME`, `seeds` as the study's, `params` at the value the scale
+    gives, an override the study's `run_overrides` sets already): every pretraining node's key holds its
+    RunConfig as resolved and the report depends on each, so the training fields are left out here, not
+    compared as written; a field whose omission means another's value (a run's label, tasks, the checkpoints'
+    LRs) holds that value. The trade-off: the report, reused, shows such settings as the file it was written
+    from wrote them (`report._settings`: `ratio=0.4` or `–`, the same run). A study training nothing keeps
+    its study fields as written: no node holds them."""
+    trains = any(r.recipe is not None for r in spec.runs)
+    for name in _TRAINING if trains else ():
+        del data[name]
+    for written, run in zip(data["runs"], spec.runs, strict=True):
+        written |= {"label": run.display, "tasks": list(run.tasks or spec.eval.tasks)}
+        for name in _RUN_TRAINING if run.recipe is not None else ():  # a run evaluated as is has none
+            del written[name]
+    data["eval"]["checkpoint_lrs"] = list(spec.eval.checkpoint_lrs or spec.eval.lrs)
+    return data
 
 
 def _init_order(spec: StudySpec) -> list[RunSpec]:
