@@ -120,3 +120,47 @@ def test_a_tokenizer_not_trained_yet_is_planned_at_the_size_asked_and_the_plan_s
     assert "trained on the corpus (512 ids), parameters counted at the 512 ids asked (not trained yet)" in (
         _dataset_line(plan)
     )
+
+
+def _held_tokenizer(folder, corpus, ids: int) -> None:
+    """A tokenizer of `ids` ids in `folder`, recording `corpus` as it is now as what it was trained on (its
+    `sources.json`, in the form `train_tokenizer` writes): made by hand, nothing trained."""
+    import hashlib
+
+    from tokenizers.models import WordLevel
+
+    folder.mkdir(parents=True)
+    Tokenizer(WordLevel({f"t{i}": i for i in range(ids)}, unk_token="t0")).save(
+        str(folder / "tokenizer.json")
+    )
+    st = corpus.stat()
+    read = {"path": str(corpus), "bytes": st.st_size, "complete": True, "mtime_ns": st.st_mtime_ns}
+    read["sha256"] = hashlib.sha256(corpus.read_bytes()).hexdigest()
+    record = {
+        "recipe": {"sources": [{"location": str(corpus)}]},
+        "sources": [{"files": [read], "exhausted": True}],
+    }
+    (folder / "sources.json").write_text(json.dumps({**record, "txt_reading": 2}))
+
+
+def test_a_tokenizer_left_by_an_interruption_over_a_corpus_changed_since_is_counted_as_not_trained(tmp_path):
+    """Was: counted at the ids of the interrupted node's tokenizer, trained on text the corpus no longer holds,
+    which the rerun refuses (`checks.refuse_stale_data`) and another --out trains anew at the size asked."""
+    from tests.study.stale_fixtures import edit_corpus
+
+    spec, graph, node = _trained(tmp_path)
+    folder, corpus = node_dir(tmp_path / "s", node), tmp_path / "corpus.jsonl"
+    _held_tokenizer(folder / "tokenizer", corpus, 300)
+    assert plan_study(spec, tmp_path / "s", graph).trained_vocabs == {"main": 300}  # the rerun reuses it
+    edit_corpus(corpus)
+    plan = plan_study(spec, tmp_path / "s", graph)
+    assert plan.trained_vocabs == {} and _sized(spec, plan) == {512}
+    assert "parameters counted at the 512 ids asked (not trained yet)" in _dataset_line(plan)
+    # an earlier encoderlab's (no sources.json): what it read cannot be checked, and the rerun refuses it
+    (folder / "tokenizer" / "sources.json").unlink()
+    assert plan_study(spec, tmp_path / "s", graph).trained_vocabs == {}
+    marker = {"name": node.name, "kind": node.kind, "key": node.key, "config": {}, "deps": [], "result": {}}
+    (folder / MARKER).write_text(json.dumps({**marker, "key": "another"}))  # another key's: unfinished
+    assert plan_study(spec, tmp_path / "s", graph).trained_vocabs == {}
+    (folder / MARKER).write_text(json.dumps(marker))  # finished: the runs trained on it, whatever came after
+    assert plan_study(spec, tmp_path / "s", graph).trained_vocabs == {"main": 300}

@@ -160,23 +160,39 @@ def trained_vocabs(
 ) -> dict[str, int]:
     """Dataset name -> the ids of the tokenizer the study trained on it, where its prepare node's output
     holds it: `counted`, the ids its prepared data was tokenized with (`plan.CorpusSize.tokenizer_ids`, of
-    a finished node), else the node folder's tokenizer in `study_dir` (trained before an interruption; the
-    folder is of the node's key, and its rerun reuses it). A dataset left out is not trained yet: its
-    models are sized at the `vocab_size` asked, as the plan says (`plantext`)."""
-    from encoderlab.study.runner import node_dir
-
+    a finished node), else the node folder's tokenizer in `study_dir` where it is the node's (`_held_vocab`).
+    A dataset left out is not trained yet: its models are sized at the `vocab_size` asked, as the plan says
+    (`plantext`)."""
     out: dict[str, int] = {}
     for d in (d for d in spec.data if d.tokenizer == "train"):
         node = nodes.get(f"prepare/{d.name}")
-        folder = (
-            node_dir(study_dir, node) / "tokenizer" if study_dir is not None and node is not None else None
-        )
         ids = counted.get(d.name) or (
-            found_vocab(str(folder)) if folder is not None and folder.is_dir() else None
+            _held_vocab(study_dir, node) if study_dir is not None and node is not None else None
         )
         if ids is not None:
             out[d.name] = ids
     return out
+
+
+def _held_vocab(study_dir: Path, node: Node) -> int | None:
+    """The ids of the tokenizer in prepare `node`'s folder, where it is the node's: the node finished (its
+    marker is of the node's key: the runs trained on it), or, interrupted after training it, the tokenizer
+    records the sources it read and they are as they were (`freshness.source_change`), as its rerun reuses
+    it (`checks.refuse_stale_data`). The folder is named by the key, which holds a corpus's paths, not its
+    bytes: one trained on text the corpus no longer holds is none (the rerun refuses it; in another --out
+    the tokenizer is trained anew, at the size asked). Cost: a stat per corpus file, as the rerun's check."""
+    from encoderlab.data.freshness import source_change
+    from encoderlab.data.tokenizer_training import trained_from
+    from encoderlab.study.runner import node_dir, read_marker
+
+    folder = node_dir(study_dir, node) / "tokenizer"
+    if not folder.is_dir():
+        return None
+    if read_marker(study_dir, node) is None:
+        record = trained_from(folder)  # None: no record (an earlier encoderlab's), refused by the rerun
+        if record is None or source_change(record) is not None:
+            return None
+    return found_vocab(str(folder))
 
 
 def found_vocab(name: str) -> int | None:
