@@ -345,6 +345,24 @@ def test_tokens_in_billions_at_sizes_the_other_schedule_never_ran_are_refused(tm
     ), err
 
 
+def test_a_seed_whose_tokens_are_in_thousands_is_refused(tmp_path, capsys):
+    """CLM's seed 1 logged by another script, its D in thousands (2e4 for 2e7): schedules were compared with each
+    other only, so this one was advised, its two seeds 1e3 times apart per parameter at every size."""
+    path = _scores(tmp_path / "seeds.csv")
+    head, *rows = path.read_text().splitlines()
+    for i in (7, 9, 11):  # CLM's seed 1, lines 9, 11 and 13
+        cells = rows[i].split(",")
+        cells[3] = f"{float(cells[3]) / 1e3:g}"
+        rows[i] = ",".join(cells)
+    path.write_text("\n".join([head, *rows]) + "\n")
+    err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
+    assert err.endswith(
+        f"{path}:8 (CLM) is at N=1e+06, D=2e+07 and {path}:9 (CLM) at N=1e+06, D=20000: 1e+03 times apart at one "
+        "size, with no run of CLM between, tokens in two units (thousands, millions or billions beside a count); "
+        "give every run's tokens as a count of tokens"
+    ), err
+
+
 @pytest.mark.parametrize(
     "extra,message",
     [

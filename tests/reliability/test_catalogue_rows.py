@@ -374,6 +374,7 @@ NAMED = {
     "advise-percent-other-ceiling": "tests.advise.test_advise_refusals::test_percent_with_another_ceiling_is_refused",
     "advise-percent-on-a-loss": "tests.advise.test_advise_refusals::test_percent_on_a_loss_is_refused",
     "advise-tokens-in-two-units": "tests.advise.test_advise_refusals::test_tokens_of_one_schedule_in_billions_are_refused",
+    "advise-tokens-in-two-units-in-one-schedule": "tests.advise.test_advise_refusals::test_a_seed_whose_tokens_are_in_thousands_is_refused",
     "advise-flops-on-some-runs": "tests.advise.test_advise_refusals::test_measured_flops_on_some_runs_only_are_refused",
     "advise-study-logged-count-not-a-count": "tests.advise.test_studyread::test_a_logged_count_edited_to_no_count_is_one_line",
     "advise-study-run-without-config": "tests.advise.test_studyread::test_a_finished_run_without_its_config_says_what_to_restore",

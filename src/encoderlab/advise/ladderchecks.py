@@ -5,8 +5,8 @@ without a word: the advice it gave was not wrong in its arithmetic but in what i
 two runs that disagree and the fix. The trade-off is a threshold each (`RUNG_RTOL`, `FRACTION_TOP` with
 `PERCENT_FLOOR`): loose enough that a ladder as written by hand passes, tight enough that no real ladder
 meets it (two budgets 1% apart; a schedule under 1% at every run beside one at 10% or more at every run; one
-schedule's tokens per parameter 1e3, 1e6 or 1e9 times another's at their nearest, within a factor
-`UNIT_SLACK`).
+schedule's tokens per parameter 1e3, 1e6 or 1e9 times another's at their nearest or at their medians, or two runs
+of one schedule so apart at one size or neighbouring sizes with none between, within a factor `UNIT_SLACK`).
 `RUNG_RTOL` and its test (`rungs_apart`) live in `study/rungs.py`, so a ladder study refuses such rungs before
 it trains, by the same test.
 """
@@ -102,39 +102,62 @@ def check_percent_scores(ladder: Ladder) -> None:
 UNIT_FACTORS = (1e3, 1e6, 1e9)
 """Thousands, millions, billions: the units tokens are written in besides a count (`check_token_units`)."""
 UNIT_SLACK = 3.0
-"""How far from a unit factor two schedules' nearest budgets may be and still read as two units: a ladder's
-budgets span 10-40 tokens per parameter, so nearest budgets 333x apart are none."""
+"""How far from a unit factor two budgets per parameter may be and still read as two units: a ladder's budgets
+span 1-160 tokens per parameter, so schedules 333x apart are none."""
 
 
 def _per_param(o: Observation) -> float:
     return o.tokens / o.params
 
 
+def _unit(ratio: float) -> float | None:
+    """The unit factor `ratio` (>= 1) is, within `UNIT_SLACK`, if any."""
+    return next((f for f in UNIT_FACTORS if f / UNIT_SLACK <= ratio <= f * UNIT_SLACK), None)
+
+
 def check_token_units(obs: tuple[Observation, ...]) -> None:
-    """Tokens of one schedule in another unit than the others' (D in billions beside counts): its runs were
-    advised, their tokens per parameter 1e9 times too few, with nothing but the warning that the target is far
-    past them. Two schedules are compared by their nearest budgets in tokens per parameter (D/N), over every
-    pair of their runs, at any sizes: apart by a unit factor (1e3, 1e6, 1e9, within `UNIT_SLACK`), they are two
-    units, never two budgets of one ladder. At one size N that is their nearest token counts there, the check's
-    reach until 2026-12-07: schedules that ran no size in common (one at 1e6, 4e6 and 1.6e7 parameters, the
-    other at 2e6, 8e6 and 3.2e7) were never compared. Per parameter, a ladder's budgets meet across sizes as at
-    one (a fixed budget per parameter is the same number at every size), and the nearest pair of all is taken,
-    so more pairs can only bring two schedules nearer: a ladder that passed at each size it shared passes still.
-    The trade-offs: it errs toward passing, so a schedule whose budgets per parameter spread wide (a fixed D
-    at sizes 64x apart: 2.5-160 per parameter) may meet a mis-scaled one nearer than a unit factor and pass;
-    tokens in two units within one schedule (a ladder file in counts beside one in billions, for the same
-    schedules) are not compared, as before."""
+    """Tokens in another unit than a count (D in thousands, millions or billions): such runs were advised,
+    their tokens per parameter (D/N) 1e3-1e9 times too few, with nothing but the warning that the target is
+    far past them. Within each schedule first (`_check_one_schedule`: seeds or sizes logged by another
+    script), then each pair of schedules (`_check_two_schedules`), all by D/N, so runs at sizes apart meet
+    (a fixed budget per parameter is the same number at every size)."""
     by: dict = {}
     for o in obs:
         by.setdefault(o.schedule, []).append(o)
-    runs = list(by.values())
-    for i, mine in enumerate(runs):
-        for theirs in runs[i + 1 :]:
-            ratio = _nearest_ratio(
-                sorted({_per_param(o) for o in mine}), sorted({_per_param(o) for o in theirs})
-            )
-            if any(f / UNIT_SLACK <= ratio <= f * UNIT_SLACK for f in UNIT_FACTORS):
-                raise UserError(_two_units(mine, theirs, ratio))
+    for runs in by.values():
+        _check_one_schedule(runs)
+    schedules = list(by.values())
+    for i, mine in enumerate(schedules):
+        for theirs in schedules[i + 1 :]:
+            _check_two_schedules(mine, theirs)
+
+
+def _check_two_schedules(mine: list[Observation], theirs: list[Observation]) -> None:
+    """Two schedules are two units where their nearest budgets per parameter (over every pair of their runs)
+    or their medians are a unit factor apart, within `UNIT_SLACK`. Nearest alone erred toward passing: a
+    schedule whose budgets spread wide (a fixed D at sizes 64x apart: 2.5-160 per parameter) came within 125x
+    of Chinchilla's 20 in thousands (0.02), no unit factor, and was advised. A unit moves every run of a
+    schedule by one factor, so it moves the median by it, however wide the runs spread; the nearest pair is
+    kept beside it for schedules of budgets apart (1-4 per parameter in thousands beside a fixed D's 2.5-160:
+    medians 1e4 apart, nearest runs 625). The trade-off: medians a unit factor apart are refused unless the
+    two schedules share budgets over more than `UNIT_SLACK` (one schedule run mostly below 10 per parameter,
+    one mostly above 1000, both at 10-1000, is one unit), so two honest schedules whose budgets are 333x apart
+    and do not meet are refused, as they were by the nearest pair."""
+    a, b = sorted({_per_param(o) for o in mine}), sorted({_per_param(o) for o in theirs})
+    nearest = _nearest_ratio(a, b)
+    if _unit(nearest):
+        raise UserError(_two_units(*_nearest_pair(mine, theirs, nearest)))
+    centres = max(_median(a), _median(b)) / min(_median(a), _median(b))
+    shared = min(a[-1], b[-1]) / max(a[0], b[0])
+    if _unit(centres) and shared <= UNIT_SLACK:
+        pair = _pair_near(mine, theirs, centres)
+        raise UserError(_two_units(*pair, medians=centres))
+
+
+def _median(values: list[float]) -> float:
+    """The median of sorted positive values, geometric between the middle two: the centre in log scale."""
+    m = len(values) // 2
+    return values[m] if len(values) % 2 else math.sqrt(values[m - 1] * values[m])
 
 
 def _nearest_ratio(a: list[float], b: list[float]) -> float:
@@ -148,24 +171,92 @@ def _nearest_ratio(a: list[float], b: list[float]) -> float:
     return best
 
 
-def _two_units(mine: list[Observation], theirs: list[Observation], ratio: float) -> str:
-    """The refusal, naming two runs nearest per parameter (at one size where such a pair is)."""
-    near = [
-        (x, y)
-        for x in mine
-        for y in theirs
-        if max(_per_param(x), _per_param(y)) / min(_per_param(x), _per_param(y)) <= ratio * (1 + 1e-9)
-    ]
-    a, b = min(near, key=lambda p: abs(math.log(p[0].params / p[1].params)))
+def _ratio(x: Observation, y: Observation) -> float:
+    return max(_per_param(x), _per_param(y)) / min(_per_param(x), _per_param(y))
+
+
+def _sizes_apart(pair: tuple[Observation, Observation]) -> float:
+    return abs(math.log(pair[0].params / pair[1].params))
+
+
+def _nearest_pair(mine, theirs, ratio: float) -> tuple[Observation, Observation]:
+    """Two runs nearest per parameter, at one size where such a pair is."""
+    near = [(x, y) for x in mine for y in theirs if _ratio(x, y) <= ratio * (1 + 1e-9)]
+    return min(near, key=_sizes_apart)
+
+
+def _pair_near(mine, theirs, ratio: float) -> tuple[Observation, Observation]:
+    """Two runs whose ratio per parameter is nearest `ratio` (rounded, so float noise breaks no tie), at one
+    size or the nearest sizes among those."""
+    pairs = [(x, y) for x in mine for y in theirs]
+    return min(pairs, key=lambda p: (round(abs(math.log(_ratio(*p) / ratio)), 6), _sizes_apart(p)))
+
+
+def _two_units(a: Observation, b: Observation, medians: float | None = None) -> str:
+    """The refusal, naming two runs of two schedules: their nearest, or (`medians`: how far apart the
+    schedules' medians are) two as far apart as the medians."""
+    first, second = _runs_text(a, b)
+    apart = "at one size" if a.params == b.params else "in tokens per parameter"
+    if medians is not None:
+        apart += f", and their schedules {medians:.3g} times apart at their medians"
+    elif a.params != b.params:
+        apart += ", where their schedules come nearest"
+    return (
+        f"{first} and {second}: {_ratio(a, b):.3g} times apart {apart}, tokens in two units (thousands, "
+        "millions or billions beside a count); give every run's tokens as a count of tokens"
+    )
+
+
+def _runs_text(a: Observation, b: Observation) -> tuple[str, str]:
+    """Two runs as the refusals name them: where read, schedule, (N, D), and D/N where their sizes differ."""
     first = f"{a.source or 'a run'} ({a.schedule.name}) is at N={a.params:.6g}, D={a.tokens:.6g}"
     second = f"{b.source or 'another run'} ({b.schedule.name}) at N={b.params:.6g}, D={b.tokens:.6g}"
-    if a.params == b.params:
-        apart = "at one size"
-    else:
+    if a.params != b.params:
         first += f" ({_per_param(a):.3g} tokens per parameter)"
         second += f" ({_per_param(b):.3g})"
-        apart = "in tokens per parameter, where their schedules come nearest"
-    return (
-        f"{first} and {second}: {ratio:.3g} times apart {apart}, tokens in two units (thousands, millions or "
-        "billions beside a count); give every run's tokens as a count of tokens"
-    )
+    return first, second
+
+
+def _check_one_schedule(runs: list[Observation]) -> None:
+    """Two units within one schedule (seed 1, or one size, logged by a script that wrote D in thousands): two
+    runs at one size, or at neighbouring sizes, a unit factor apart per parameter (within `UNIT_SLACK`) with
+    no run of the schedule at those sizes between them. Schedules were compared only with each other, and
+    such a schedule was advised, its seeds' noise 1e3 times its spread. Per size, not across the schedule: a
+    fixed D's seed in millions (160-2.5 and 1.6e-4-2.5e-6 per parameter across its sizes) is 1.6e4 apart at
+    its nearest, no unit factor, but 1e6 at each size. Neighbouring sizes whose own ratio is within
+    `UNIT_SLACK` of the factor or beyond are not compared (a fixed D at 1e6 and 1e9 parameters is 1e4 and 10
+    per parameter, 1000x apart as its sizes are). The trade-off: a schedule whose budgets at one size step
+    333x or more with none between (1 and 1000 per parameter alone) is refused; a ladder's budgets step 2-4x."""
+    by_size: dict[float, list[Observation]] = {}
+    for o in runs:
+        by_size.setdefault(o.params, []).append(o)
+    sizes = sorted(by_size)
+    for i, n in enumerate(sizes):
+        groups = [by_size[n]]
+        if i + 1 < len(sizes):
+            groups.append(by_size[n] + by_size[sizes[i + 1]])
+        for group in groups:
+            pair = _unit_gap(group)
+            if pair:
+                a, b = sorted(pair, key=runs.index)
+                first, second = _runs_text(a, b)
+                apart = "at one size" if a.params == b.params else "at neighbouring sizes"
+                raise UserError(
+                    f"{first} and {second}: {_ratio(a, b):.3g} times apart {apart}, with no run of "
+                    f"{a.schedule.name} between, tokens in two units (thousands, millions or billions beside a "
+                    "count); give every run's tokens as a count of tokens"
+                )
+
+
+def _unit_gap(group: list[Observation]) -> tuple[Observation, Observation] | None:
+    """Two runs of `group` next to each other per parameter, a unit factor apart, at one size or at sizes
+    nearer than that factor (`UNIT_SLACK` within it)."""
+    first: dict[float, Observation] = {}
+    for o in group:
+        first.setdefault(_per_param(o), o)
+    values = sorted(first)
+    for x, y in zip(values, values[1:]):
+        a, b, f = first[x], first[y], _unit(y / x)
+        if f and (a.params == b.params or max(a.params, b.params) / min(a.params, b.params) < f / UNIT_SLACK):
+            return a, b
+    return None
