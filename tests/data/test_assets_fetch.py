@@ -23,6 +23,9 @@ from encoderlab.errors import UserError
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(
+        "PIP_CONFIG_FILE", "/dev/null"
+    )  # no pip.conf to read (`sdist.pip_settings`): a fake registry
     fetch_mod._verified.clear()
     return tmp_path / "home"
 

@@ -1,5 +1,6 @@
 """Where an sdist's find-links and index pages are read from: a redirected page's links against the address it
-was served from, and a `file:` find-links address in each of RFC 8089's forms (`sdist.py`)."""
+was served from, a `file:` find-links address in each of RFC 8089's forms (`sdist.py`), and a `file:` address of
+another host refused, as pip refuses it."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from pathlib import Path
 
 import pytest
 import test_assets_sdist
+from assets_fixtures import register_asset
 
+from encoderlab.data import assets
 from encoderlab.data.assets import sdist
+from encoderlab.errors import UserError
 
 index = test_assets_sdist.index  # the fixture: an index serving one sdist
 
@@ -72,3 +76,45 @@ def test_a_file_address_of_each_rfc_8089_form_is_a_find_links_folder(tmp_path, m
     assert sdist.absolute_find_links({}) == {"PIP_FIND_LINKS": folder.as_uri()}
     sdist.fetch(sdist.places({})[0], "pkg", "pkg-1.0.tar.gz", tmp_path / "out.tar.gz")
     assert (tmp_path / "out.tar.gz").read_bytes() == b"sdist"
+
+
+@pytest.mark.parametrize(
+    "setting, address",
+    [
+        ("PIP_FIND_LINKS", "file://otherhost{root}/files"),
+        ("PIP_INDEX_URL", "file://otherhost{root}/simple/"),
+        ("PIP_FIND_LINKS", "file://LOCALHOST{root}/files"),  # pip compares the host as written
+    ],
+)
+def test_a_file_address_of_another_host_is_refused_before_anything_is_written(
+    index, tmp_path, monkeypatch, setting, address
+):
+    """`file://otherhost/x` was read as this machine's /x (the sdist fetched from a folder that was not the one
+    meant; an index of it said "could not reach PyPI"), where pip refuses a file: address of another host."""
+    from tests.reliability.treestate import assert_unchanged, world_state
+
+    _, source, _ = index
+    register_asset(monkeypatch, "evil", source=source)  # refused before its records are read
+    given = address.format(root=tmp_path / "index")
+    monkeypatch.setenv(setting, given)
+    monkeypatch.setenv("PIP_NO_INDEX", "1" if setting == "PIP_FIND_LINKS" else "0")
+    monkeypatch.chdir(tmp_path)
+    before = world_state(tmp_path)
+    with pytest.raises(UserError) as refused:
+        assets.fetch(["evil"])
+    line = str(refused.value)
+    assert (
+        "\n" not in line
+        and given in line
+        and "mount" in line
+        and "rerun: encoderlab assets fetch evil" in line
+    )
+    assert_unchanged(before)
+
+
+def test_the_client_run_by_hand_says_a_file_address_of_another_host_in_one_line(tmp_path, capsys):
+    """The client read `file://otherhost/x` as /x too: the line said the project's page was not found there."""
+    address = f"file://otherhost{tmp_path}/simple/"
+    assert sdist.main(["pkg", "pkg-1.0.tar.gz", str(tmp_path / "out.tar.gz"), address]) == 1
+    line = capsys.readouterr().out.strip()
+    assert address in line and "mount" in line and "\n" not in line, line

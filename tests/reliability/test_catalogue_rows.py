@@ -274,6 +274,7 @@ NAMED = {
     "merge-disk-full": "tests.reliability.test_disk_full::test_merge_disk_full_is_exit_3_and_the_rerun_completes",
     "output-marker-being-written": "tests.test_outdir::test_a_marker_write_killed_on_another_host_is_judged_by_age_as_a_locks_files_are",
     "assets-pip-no-index-without-find-links": "tests.data.test_assets_sdist::test_no_index_without_find_links_is_one_line_naming_pips_settings_not_the_pin",
+    "assets-find-links-file-of-another-host": "tests.data.test_assets_sdist_links::test_a_file_address_of_another_host_is_refused_before_anything_is_written",
     "bench-data-work-in-use": "tests.bench.test_data::test_a_second_bench_on_one_work_folder_at_once_is_refused_naming_the_first",
     "bench-data-disk-full": "tests.bench.test_data::test_no_room_in_a_measuring_process_is_one_line_exit_3_and_leaves_the_work_folder_as_it_was",
     "no-room-quota-or-file-size": "tests.reliability.test_disk_full::test_a_spent_quota_or_file_size_limit_is_exit_3_and_the_rerun_completes",

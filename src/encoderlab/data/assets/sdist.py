@@ -28,6 +28,13 @@ pip's `no-index` (`PIP_NO_INDEX`, pip.conf's `no-index`, read as pip reads a yes
 find-links alone (`places`). A machine set up to fetch from a folder and never from an index fetched the
 sdist from PyPI all the same (or failed behind its firewall), where pip took its wheels from the folder.
 
+A `file:` address is a path of this machine only when it names no host or `localhost` (`local_path`): it matches
+pip 26.3's `pip._internal.utils.urls.url_to_path` on POSIX, which compares the host as written (`localhost`, not
+`LOCALHOST`) and raises "non-local file URIs are not supported on this platform" for any other; pip then stops
+with that traceback, wheels included. `file://otherhost/x` was read as the local path /x (another folder than the
+one meant, or the same path by chance on this machine), so `cache.fetch` refuses one among pip's places before it
+stages anything (`non_local`), and the client, if run by hand, says it in one line rather than read /x.
+
 Trade-offs: this is a small HTTP client of our own, where the others are the registries' (pip, npm,
 apt-get). urllib honours the `*_proxy` environment; pip's credentials store and keyring are not read (a
 user and password in an index address are, sent as pip sends them: basic auth, to that host only). Behind such a setup, the pinned file can be put into
@@ -59,7 +66,11 @@ TRIES = 3
 
 def pip_settings() -> dict[str, str]:
     """pip's configured values as `pip config list` prints them (`global.index-url` -> its value); {} when
-    pip is absent or fails. Only pip runs, reading its own files: no package code."""
+    pip is absent or fails. Only pip runs, reading its own files: no package code. With `PIP_CONFIG_FILE` set to
+    os.devnull pip reads no file (its `Configuration._load_config_files`), so nothing runs: {} (what pip would
+    list then, its `:env:` values, are read from the environment by `_setting` first)."""
+    if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
+        return {}
     try:
         listed = subprocess.run(
             [sys.executable, "-m", "pip", "config", "list"],
@@ -135,11 +146,47 @@ def _local_url(entry: str) -> str:
     `file://localhost/x`) is the `file:///x` one; another address stays as it is. `file:/x` was read as a
     relative path (./file:/x), since only `SCHEME://` was taken for an address."""
     parts = urllib.parse.urlsplit(entry)
-    if parts.scheme.lower() == "file" and parts.netloc.lower() in ("", "localhost"):
+    if parts.scheme == "file" and parts.netloc in LOCAL_HOSTS:
         return urllib.parse.urlunsplit(("file", "", parts.path, parts.query, parts.fragment))
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", entry):
         return entry
     return Path(entry).expanduser().resolve().as_uri()
+
+
+LOCAL_HOSTS = ("", "localhost")
+"""The hosts a `file:` address of this machine names (RFC 8089), compared as written, as pip compares them."""
+
+
+class NonLocalFile(ValueError):
+    """A `file:` address naming another host (`file://otherhost/x`), which pip refuses on POSIX."""
+
+
+def local_path(url: str, find_links: bool = False) -> Path:
+    """The path of a `file:` address of this machine, as pip's `url_to_path` reads it on POSIX; `NonLocalFile` for
+    one naming another host (it was read as the local path of its path part). `find_links`: where it was set."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.netloc not in LOCAL_HOSTS:
+        raise NonLocalFile(non_local_line(Place(url, find_links)))
+    return Path(urllib.request.url2pathname(parts.path))
+
+
+def non_local(where: list[Place]) -> Place | None:
+    """The first of `where` that is a `file:` address naming another host, which pip refuses; None if none is."""
+    addresses = [(place, urllib.parse.urlsplit(place.url)) for place in where]
+    return next(
+        (p for p, parts in addresses if parts.scheme == "file" and parts.netloc not in LOCAL_HOSTS), None
+    )
+
+
+def non_local_line(place: Place) -> str:
+    """What is wrong with a `file:` address of another host among pip's settings, and the fix."""
+    setting = "find-links" if place.find_links else "index"
+    host = urllib.parse.urlsplit(place.url).netloc.rpartition("@")[2]  # as written: pip compares it so
+    return (
+        f"pip's {setting} address {shown(place.url)} is a file: address on the host {host}, which pip does not "
+        f"read (only file:///PATH or file://localhost/PATH are this machine's); mount the folder and name its "
+        "local path, or serve it over http(s)"
+    )
 
 
 def absolute_find_links(settings: dict[str, str] | None = None) -> dict[str, str]:
@@ -207,7 +254,7 @@ def link_url(location: str, filename: str) -> str:
     FileNotFoundError when a local location is missing."""
     parts = urllib.parse.urlsplit(location)
     if parts.scheme == "file":
-        path = Path(urllib.request.url2pathname(parts.path))
+        path = local_path(location, find_links=True)
         if path.is_dir():
             if not (path / filename).is_file():
                 raise LookupError(f"{filename} was not found in {path}")
@@ -242,7 +289,7 @@ def _read_page(page: str) -> tuple[bytes, str, str]:
     index.html (pip's rule), served as HTML."""
     parts = urllib.parse.urlsplit(page)
     if parts.scheme == "file":
-        return Path(urllib.request.url2pathname(parts.path), "index.html").read_bytes(), "text/html", page
+        return (local_path(page) / "index.html").read_bytes(), "text/html", page
     with _opened(page, page, {"Accept": f"{JSON_PAGE}, text/html;q=0.1"}) as answer:
         return answer.read(), answer.headers.get_content_type(), answer.geturl()
 
@@ -295,7 +342,7 @@ def _from(index: Place | str, package: str, filename: str, dest: Path) -> tuple[
                 f"{filename} was not found: " if exc.code in (404, 410) else ""
             )  # as `cache._GONE_ERRORS` read
             return False, f"{gone}{exc.code} {exc.reason} at {shown(exc.url)}"
-        except LookupError as exc:
+        except (LookupError, NonLocalFile) as exc:
             return False, str(exc)
         except FileNotFoundError as exc:  # a file:// index without this project's folder
             return False, f"{filename} was not found: no {exc.filename}"
