@@ -144,6 +144,60 @@ def test_consistent_handmade_merges_are_accepted_and_agree():
     assert fast.encoding().encode_ordinary(text) == Tokenizer.from_str(spec).encode(text).ids
 
 
+def test_a_merge_of_an_entry_the_vocabulary_lacks_is_refused():
+    spec = json.loads(_bpe_json(_byte_vocab(ab=256, abc=257), ["a b", "ab c"]))
+    spec["model"]["merges"][1] = ["xy", "c"]  # "xy" is no vocabulary entry
+    fast, why = tiktoken_bpe(json.dumps(spec))
+    assert fast is None and "merge 'xy c'" in why
+
+
+def _rescanned_bpe(ranks: dict[bytes, int], piece: bytes, max_rank: int) -> list[bytes]:
+    """The merge rule as tiktoken states it, rescanning every pair after each merge (the reference)."""
+    parts = [bytes([b]) for b in piece]
+    while True:
+        found = [
+            (ranks[x + y], i)
+            for i, (x, y) in enumerate(zip(parts, parts[1:]))
+            if ranks.get(x + y, max_rank) < max_rank
+        ]
+        if not found:
+            return parts
+        _, at = min(found)
+        parts[at : at + 2] = [parts[at] + parts[at + 1]]
+
+
+def test_the_merge_walk_is_the_rescanning_one():
+    """`_bpe` keeps the pairs' ranks and looks up only the two beside a merge: the same parts as rescanning,
+    on random vocabularies over three letters (dense enough that most pieces merge several times)."""
+    import random
+
+    from encoderlab.data.fastbpe import _bpe
+
+    rng = random.Random(0)
+    for _ in range(400):
+        ranks = {bytes([b]): b for b in range(256)}
+        for _ in range(rng.randint(0, 30)):
+            ranks.setdefault(bytes(rng.choice(b"abc") for _ in range(rng.randint(2, 5))), len(ranks))
+        piece = bytes(rng.choice(b"abc") for _ in range(rng.randint(0, 12)))
+        max_rank = 256 + rng.randint(0, 40)
+        assert _bpe(ranks, piece, max_rank) == _rescanned_bpe(ranks, piece, max_rank), (
+            ranks,
+            piece,
+            max_rank,
+        )
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=400), max_size=8))
+def test_an_entry_reads_as_the_byte_map_reads_it(token):
+    """`_to_bytes` (a C translate) gives GPT-2's map character by character, and None for a character outside it."""
+    from encoderlab.data.fastbpe import _to_bytes, _unicode_to_byte
+
+    table = _unicode_to_byte()
+    expected = bytes(table[ch] for ch in token) if all(ch in table for ch in token) else None
+    assert _to_bytes(token) == expected
+
+
 def _set(attribute: str, value):
     return lambda tok: setattr(tok, attribute, value)
 
