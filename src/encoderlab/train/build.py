@@ -256,22 +256,28 @@ def data_tokenizer(data: DataConfig):
     return load_tokenizer(str(folder))
 
 
+def scratch_config(size: str, spec: TokenSpec, seq_len: int) -> ModelConfig:
+    """The shape of the model a run without `model.init` builds (`build_model`): known from the config and the
+    data's vocabulary alone, so the checks that need only the shape (its memory, its duration) run before
+    anything is allocated; its `num_params()` is the built model's count."""
+    return ModelConfig.from_size(
+        size,
+        vocab_size=spec.vocab_size,
+        max_seq_len=scratch_positions(seq_len),
+        pad_id=spec.pad_id,
+        bos_id=spec.bos_id,
+        eos_id=spec.eos_id,
+        mask_id=spec.mask_id,
+    )
+
+
 def build_model(
     spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int, files: ModelFiles | None = None
 ) -> tuple[LanguageModel, Any]:
     """A fresh model of the named size, or the `init` source's weights (and its tokenizer). `files`: what
     `model_files(start_source(init))` read already (`load_pretrained` takes its tokenizer, not read again)."""
     if not spec_cfg.init:
-        cfg = ModelConfig.from_size(
-            spec_cfg.size,
-            vocab_size=spec.vocab_size,
-            max_seq_len=scratch_positions(seq_len),
-            pad_id=spec.pad_id,
-            bos_id=spec.bos_id,
-            eos_id=spec.eos_id,
-            mask_id=spec.mask_id,
-        )
-        return Encoder(cfg), None
+        return Encoder(scratch_config(spec_cfg.size, spec, seq_len)), None
     found = start_checkpoint(spec_cfg.init)
     if spec_cfg.load == "full" and found is None:
         raise UserError(

@@ -26,6 +26,7 @@ from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.freeze import check_scratch_freezes
 from encoderlab.train.recipes import RECIPES, build_recipe
 from encoderlab.train.runfolder import check_run_folder
+from encoderlab.train.step import TrainStep
 from encoderlab.train.trainer import Trainer
 
 
@@ -47,16 +48,32 @@ def resolve_config(
     return apply_overrides(cfg, overrides)
 
 
+def _before_build(cfg: RunConfig, *, check_time: bool) -> Callable[[TrainStep, int], None]:
+    """What runs before the model is built: the duration check (not with --yes or --resume) of a model built
+    from scratch, whose shape the config gives (`TrainStep.planned_model`): after the build, it cost the
+    build (seconds of a 210m model's initialisation) before its one line."""
+
+    def before_build(step: TrainStep, steps: int) -> None:
+        if check_time and step.planned_model is not None:
+            params = step.planned_model.num_params()  # the built model's count, by arithmetic
+            check_duration(cfg, step.planned_model, params, step.device, steps)
+
+    return before_build
+
+
 def _before_start(cfg: RunConfig, *, from_recipe: bool, check_time: bool) -> Callable[[Trainer, int], None]:
-    """What runs once the trainer is built, before its first step: the duration check (not with --yes or
-    --resume), then the notes on data read again and on synthetic tokens (rank 0 only), whose fix names
-    the recipe's parameter or the config's field, whichever way the run was given."""
+    """What runs once the trainer is built, before its first step: the duration check of an `init` model (not
+    with --yes or --resume), whose shape its load read; then the notes on data read again and on synthetic
+    tokens (rank 0 only), whose fix names the recipe's parameter or the config's field, whichever way the
+    run was given."""
 
     def before_start(trainer: Trainer, stop: int) -> None:
         from encoderlab.data.reader import repeat_note
 
-        if check_time:
-            check_duration(trainer, stop)
+        if check_time and trainer.train_step.planned_model is None:
+            model, steps = trainer.model, stop - trainer.progress.step
+            params = sum(p.numel() for p in model.parameters())
+            check_duration(cfg, model.config, params, trainer.train_step.device, steps)
         note = repeat_note(trainer.train_step.source, trainer.plan[-1].end)
         if note and env_rank() == 0:
             print(f"encoderlab: note: {note}", file=sys.stderr)
@@ -114,8 +131,17 @@ def pretrain_command(
         shutdown()
         return
 
-    before_start = _before_start(cfg, from_recipe=bool(recipe), check_time=not (yes or resume))
-    run = pretrain(cfg, resume=resume, force=force, until_step=until_step, before_start=before_start)
+    check_time = not (yes or resume)
+    before_start = _before_start(cfg, from_recipe=bool(recipe), check_time=check_time)
+    before_build = _before_build(cfg, check_time=check_time)
+    run = pretrain(
+        cfg,
+        resume=resume,
+        force=force,
+        until_step=until_step,
+        before_start=before_start,
+        before_build=before_build,
+    )
     # final/ or the --until-step checkpoint is written: a signal from now on is a note (`interrupts`). Here,
     # not in the trainer: a study runs its pretrain nodes in one process, and a call there muted Ctrl-C and
     # SIGTERM for the rest of the study
@@ -204,16 +230,13 @@ ASSUMED_MFU = 0.4
 """The share of peak FLOP/s the estimate assumes (our 210m runs reach 27-45% on an H200)."""
 
 
-def check_duration(trainer, stop: int) -> None:
-    """Refuse, before anything is written, a run estimated to take more than a day here."""
-    cfg, model = trainer.cfg, trainer.model
-    device = trainer.train_step.device
+def check_duration(cfg: RunConfig, model_config, size: int, device: torch.device, steps: int) -> None:
+    """Refuse, before anything is written, a run of `steps` more steps of a `size`-parameter model of shape
+    `model_config` estimated to take more than a day on `device`."""
     peak = peak_flops(device, torch.bfloat16 if cfg.precision == "bf16" else torch.float32, cfg.peak_tflops)
-    steps = stop - trainer.progress.step
-    seconds = estimated_seconds(model.config, cfg, steps, peak)
+    seconds = estimated_seconds(model_config, cfg, steps, peak)
     if seconds <= REASONABLE_HOURS * 3600:
         return
-    size = sum(p.numel() for p in model.parameters())
     tokens = steps * cfg.layout.tokens_per_step
     raise UserError(
         f"this run trains a {size / 1e6:,.0f}M-parameter model for {steps:,} steps ({tokens / 1e9:,.2f}B tokens): "

@@ -32,6 +32,7 @@ from encoderlab.train.distributed import World, agreed, join_world, shutdown
 from encoderlab.train.peerloss import lost_peer
 from encoderlab.train.runfolder import finished
 from encoderlab.train.start import resolve_device
+from encoderlab.train.step import TrainStep
 from encoderlab.train.trainer import Trainer
 
 
@@ -69,11 +70,15 @@ def pretrain(
     until_step: int | None = None,
     source: BatchSource | None = None,
     before_start: Callable[[Trainer, int], None] | None = None,
+    before_build: Callable[[TrainStep, int], None] | None = None,
 ) -> Path:
     """Train `cfg` in `cfg.out` and return the run folder (final model in `final/`).
 
     `before_start(trainer, stop_step)` runs once every check has passed and before anything is
     written (the CLI prints its notes and asks for `--yes` there); it may raise a `UserError`.
+    `before_build(step, steps)` runs before the model is built, once the step's checks of the inputs
+    have passed, with the steps the run has left (the CLI refuses a run too long for this machine there,
+    from `step.planned_model`, in no time where the build takes seconds); it may raise a `UserError`.
     """
     world = World()  # until joined: a failure before then is no peer's death
     try:
@@ -85,13 +90,15 @@ def pretrain(
                 stop = trainer.stop_at(until_step)  # before "is finished; nothing was changed", not after it
                 # a finished run builds nothing (its data and model were read before saying so); a forced resume
                 # is built first, so a config it cannot resume with (another architecture) is refused alone
+                left = stop - trainer.progress.step
+                planned = (lambda step: before_build(step, left)) if before_build is not None else None
                 if force:
-                    trainer.build(source)
+                    trainer.build(source, planned)
                 done = resume and finished(
                     trainer.run_dir, trainer.progress.step, trainer.plan[-1].end, say=world.is_main
                 )
                 if not (done or force):
-                    trainer.build(source)
+                    trainer.build(source, planned)
                 if until_step is not None and until_step > stop and world.is_main:  # as asked, but say so
                     print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
                           "trains to the end", file=sys.stderr)  # fmt: skip

@@ -120,6 +120,18 @@ def _shard(model: LanguageModel, precision: str) -> None:
         unit.set_force_sum_reduction_for_comms(True)  # gloo has no PREMUL_SUM; a factor of 1 is exact
 
 
+def trainable_attn_impl(scale: ScaleConfig, device: torch.device) -> str:
+    """The attention kernel `scale.attn_impl` resolves to on `device`, refused where it cannot train: a config's
+    check, which `TrainStep` makes before building the model (after the build, the refusal cost it)."""
+    impl = resolve_attn_impl(scale.attn_impl, device.type)
+    if impl == "flex" and device.type == "cpu":
+        raise UserError(
+            "scale.attn_impl=flex cannot train on CPU (flex_attention has no CPU backward); "
+            "use scale.attn_impl=auto or sdpa"
+        )
+    return impl
+
+
 def parallelize(
     model: LanguageModel,
     world: World,
@@ -129,12 +141,7 @@ def parallelize(
 ):
     """Apply the kernel choice, activation checkpointing, compile and data parallelism; return the
     callable that runs forward passes (the model itself unless DDP wraps it)."""
-    impl = resolve_attn_impl(scale.attn_impl, device.type)
-    if impl == "flex" and device.type == "cpu":
-        raise UserError(
-            "scale.attn_impl=flex cannot train on CPU (flex_attention has no CPU backward); "
-            "use scale.attn_impl=auto or sdpa"
-        )
+    impl = trainable_attn_impl(scale, device)
     model.set_attn_impl(impl)
     compiled = resolve_compile(scale.compile, device)
     if compiled:  # before the first compile reads inductor's cache: a folder others could write is refused

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +51,7 @@ from encoderlab.train.build import (
     data_tokenizer,
     prepared_meta,
     resumed_model,
+    scratch_config,
     start_source,
 )
 from encoderlab.train.config import PlannedPhase, RunConfig
@@ -72,7 +73,7 @@ from encoderlab.train.optim import (
     state_by_name,
     state_mismatches,
 )
-from encoderlab.train.parallelize import parallelize
+from encoderlab.train.parallelize import parallelize, trainable_attn_impl
 from encoderlab.train.start import resolve_device
 from encoderlab.train.vocab import (
     add_mask_to_tokenizer,
@@ -120,6 +121,9 @@ class TrainStep:
     start_tokenizer: Any = None
     """The start model's tokenizer as a start's load read it (None: it has none, or the run resumed), whose
     class names the tokenizer files the run's record of its start model hashes (`build.InitIdentity`)."""
+    planned_model: ModelConfig | None = None
+    """The shape of a model built from scratch, known before it is built (`build.scratch_config`); None for
+    an `init` model, whose shape its load reads."""
     from_checkpoint: bool = False
     """Whether the model was built from `resume_from` (a resumed `init` run): it holds its weights already."""
 
@@ -131,10 +135,13 @@ class TrainStep:
         world: World | None = None,
         names: Mapping[str, str] | None = None,
         resume_from: Path | None = None,
+        before_model: Callable[[TrainStep], None] | None = None,
     ):
         """`names`: how the caller's user sets the config's fields, where not `--set FIELD=`
         (`memory.check_fits`, `start.run_device`: a benchmark's refusal names its own flags).
-        `resume_from`: the checkpoint a resume loads, whose model an `init` run is built from (`_start_model`)."""
+        `resume_from`: the checkpoint a resume loads, whose model an `init` run is built from (`_start_model`).
+        `before_model(self)`: the caller's checks of `planned_model` and `device`, run once every check of
+        the inputs has passed and before the model is built (it may raise a `UserError`)."""
         self.cfg = cfg
         self.world = world if world is not None else init_world(cfg.layout)
         self.plan = cfg.plan()
@@ -147,11 +154,7 @@ class TrainStep:
         refuse_start_without_mask(self.plan, self.spec, cfg.model)  # the line that names model.mask_token
         for p in self.plan:
             p.phase.objective.check(self.spec)
-        self.device = resolve_device(cfg, names)
-        # An impossible run is refused before allocating (see memory.py); an `init` model's size is
-        # not known yet, so only its attention mask is counted.
-        fresh = None if cfg.model.init else ModelConfig.from_size(cfg.model.size, self.spec.vocab_size)
-        check_fits(fresh, cfg, str(self.device), names)
+        self._check_planned(names, before_model)
         torch.manual_seed(cfg.seed)
         self.checkpoint_tokenizer: Any = None
         """The tokenizer saved with `resume_from`, as `_start_model` read it (None: not read)."""
@@ -182,6 +185,22 @@ class TrainStep:
         self.frozen: list[str] = []
         self._prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoderlab-batches")
         self._ahead: tuple[int, Future] | None = None
+
+    def _check_planned(
+        self, names: Mapping[str, str] | None, before_model: Callable[[TrainStep], None] | None
+    ) -> None:
+        """The device and the planned model's checks, before anything is allocated: its memory (memory.py; an
+        `init` model's size is not known yet, so only its attention mask is counted), its attention kernel,
+        then the caller's `before_model`. Each needs the config alone: made after the build, they cost it."""
+        cfg = self.cfg
+        self.device = resolve_device(cfg, names)
+        self.planned_model = (
+            None if cfg.model.init else scratch_config(cfg.model.size, self.spec, cfg.layout.seq_len)
+        )
+        check_fits(self.planned_model, cfg, str(self.device), names)
+        trainable_attn_impl(cfg.scale, self.device)  # `parallelize`'s refusal, before the build
+        if before_model is not None:
+            before_model(self)
 
     def _start_model(self, resume_from: Path | None) -> tuple[LanguageModel, Any, bool]:
         """The model to train, its tokenizer (None: the data's) and whether it is a resumed checkpoint's.

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -142,10 +143,17 @@ class Trainer:
                 f"{self.plan[-1].end} to resume from an earlier one, or start a new run folder"
             )
 
-    def build(self, source: BatchSource | None = None) -> None:
-        """The data, the model and the checkpoint's state (every remaining check of the run); writes nothing."""
+    def build(
+        self, source: BatchSource | None = None, before_model: Callable[[TrainStep], None] | None = None
+    ) -> None:
+        """The data, the model and the checkpoint's state (every remaining check of the run); writes nothing.
+        `before_model`: `TrainStep`'s, the caller's checks of the planned model before it is built."""
         cfg, latest = self.cfg, self._resumed_from
-        self.train_step = step = TrainStep(cfg, source=source, world=self.world, resume_from=latest)
+        # the config's alone: checked after the model's build, a missing package cost the build first
+        check_sinks(cfg.sinks)
+        self.train_step = step = TrainStep(
+            cfg, source=source, world=self.world, resume_from=latest, before_model=before_model
+        )
         # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
         self._data = data_identity(cfg.data, step.data_meta) if source is None else None
         # what checkpoints record of the start model (rank 0 writes them): a resume keeps its run's record; a
@@ -155,7 +163,6 @@ class Trainer:
         self._init_version = kept.get("init_version", 1 if kept else INIT_VERSION)  # 1: written before it
         self._start_state(latest)
         self.validator = Validator(cfg, step.spec, step.source.spec, step.data_meta)  # reads the val split
-        check_sinks(cfg.sinks)
         # Nothing is written yet: `run` creates the folder once every check has passed.
 
     def start_model_identity(self) -> str | None:
