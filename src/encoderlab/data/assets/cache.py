@@ -21,7 +21,6 @@ nothing it made: its lock files and the folders it made while empty (`_folders_r
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import datetime
 import os
 import shutil
@@ -246,7 +245,7 @@ def _call_client(cmd: list[str], source: Source, staging: Path, log_path: Path) 
         **os.environ,
         "TMPDIR": str(_mkdir(staging / "tmp")),
         "PIP_NO_INPUT": "1",
-        **(sdist.absolute_find_links(_pip_settings.get()) if source.registry == "pypi" else {}),
+        **(sdist.client_env(wheel=source.filename.endswith(".whl")) if source.registry == "pypi" else {}),
     }
     done = threading.Event()
     watcher = threading.Thread(
@@ -452,7 +451,8 @@ def fetch(names: Sequence[str] | None = None, *, everything: bool = False) -> di
     check_cache(assets_root())
     rerun = "encoderlab assets fetch" + (" --all" if everything else "".join(f" {n}" for n in names or ()))
     folders = {}
-    with _settings_read_once(_check_pip_places(order, rerun)), _folders_removed_if_failed():
+    _check_pip_places(order, rerun)
+    with _folders_removed_if_failed():
         for name in tqdm(order, desc="assets", unit="asset", disable=len(order) < 2):
             folder, built = fetch_one(name)
             if built:
@@ -465,32 +465,17 @@ def fetch(names: Sequence[str] | None = None, *, everything: bool = False) -> di
     return folders
 
 
-def _check_pip_places(order: Sequence[str], rerun: str) -> dict[str, str] | None:
-    """pip's settings, read (a `pip config list`) when a PyPI download is due, else None, so a fetch with nothing
-    to download is not refused: a `file:` address of another host among its places is refused before anything is
-    staged (`sdist.non_local`), where it was read as this machine's path."""
+def _check_pip_places(order: Sequence[str], rerun: str) -> None:
+    """Refuse a `file:` address of another host among pip's places (`sdist.non_local`), where it was read as this
+    machine's path, before anything is staged; pip's settings are read (`sdist.pip_settings`, kept for the
+    clients: read once per process) only when a PyPI download is due, so a fetch with nothing to download is not
+    refused."""
     downloads = encoderlab_home(create=False) / "downloads"
     due = (spec_of(name).source for name in order if not is_fetched(name))
     if not any(s and s.registry == "pypi" and not (downloads / s.filename).exists() for s in due):
-        return None
-    settings = sdist.pip_settings()
-    if (place := sdist.non_local(sdist.places(settings))) is not None:
+        return
+    if (place := sdist.non_local(sdist.places())) is not None:
         raise UserError(f"{sdist.non_local_line(place)}, and rerun: {rerun}")
-    return settings
-
-
-_pip_settings = contextvars.ContextVar[dict[str, str] | None]("pip_settings", default=None)
-"""The running fetch's pip settings (`_check_pip_places`) for its clients' environment: read once a fetch, not
-again a download (a `pip config list` is about a second); None: not read, the client reads them."""
-
-
-@contextlib.contextmanager
-def _settings_read_once(settings: dict[str, str] | None) -> Iterator[None]:
-    token = _pip_settings.set(settings)
-    try:
-        yield
-    finally:
-        _pip_settings.reset(token)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,9 @@ may carry a user and password, and a command line is readable by every user of t
 
 The indexes are pip's own, in pip's order: its index (`PIP_INDEX_URL`, else pip.conf's `download`, then
 `global` `index-url`, else PyPI's), then its extra indexes (`PIP_EXTRA_INDEX_URL` or pip.conf's
-`extra-index-url`), read with `pip config list` (pip alone runs: it reads its files, no package). The first
+`extra-index-url`), read with `pip config list` (pip alone runs: it reads its files, no package; once per
+process while nothing it reads changes, `pip_settings`, and handed to the client in its environment,
+`client_env`: a CPU-second each). The first
 index whose page lists the file serves it; a mirror configured for pip (a cluster behind a firewall) serves
 the sdist as it served the wheels. A `file://` index folder is read through its `index.html`, as pip does.
 pip's `find-links` (`PIP_FIND_LINKS`, pip.conf's `find-links`) are searched first: a folder (a path or a
@@ -66,11 +68,84 @@ TRIES = 3
 
 def pip_settings() -> dict[str, str]:
     """pip's configured values as `pip config list` prints them (`global.index-url` -> its value); {} when
-    pip is absent or fails. Only pip runs, reading its own files: no package code. With `PIP_CONFIG_FILE` set to
-    os.devnull pip reads no file (its `Configuration._load_config_files`), so nothing runs: {} (what pip would
-    list then, its `:env:` values, are read from the environment by `_setting` first)."""
+    pip is absent or fails. Only pip runs, reading its own files: no package code. pip is asked again only
+    when something it reads has changed since (`_pip_inputs`): each run costs about a CPU-second, and a
+    fetch of many assets asked once per asset. With `PIP_CONFIG_FILE` set to os.devnull pip reads no file (its
+    `Configuration._load_config_files`), so nothing runs: {} (what pip would list then, its `:env:` values, are
+    read from the environment by `_setting` first)."""
     if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
         return {}
+    inputs = _pip_inputs()
+    if inputs not in _LISTED:
+        listed = _listed_by_pip()
+        if listed is None:  # a failure may pass (a timeout): asked again next time
+            return {}
+        _LISTED.clear()  # the latest only: settings seldom change within a process
+        _LISTED[inputs] = listed
+    return dict(_LISTED[inputs])
+
+
+_LISTED: dict[tuple, dict[str, str]] = {}
+"""{`_pip_inputs()` when pip was asked: what `pip config list` printed, read}."""
+
+_PIP_ENV_PREFIXES = ("PIP_", "PYTHON", "XDG_", "LC_")
+_PIP_ENV_NAMES = ("HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "ALLUSERSPROFILE", "LANG")
+
+
+def _pip_inputs() -> tuple:
+    """What `pip config list` reads, as a key: the environment it reads (its PIP_ settings and config file, the
+    variables that place its files, `python -m`'s own and the locale the files are decoded with), the working
+    folder (`python -m` imports from it) and the bytes of each file pip reads its settings from on Linux,
+    macOS or Windows (a superset: a file pip does not read on this system only costs a needless rerun
+    when it changes). Bytes, not modification times: a file rewritten within one clock tick stays seen."""
+    env = tuple(
+        sorted(
+            (k, v) for k, v in os.environ.items() if k.startswith(_PIP_ENV_PREFIXES) or k in _PIP_ENV_NAMES
+        )
+    )
+    return env, os.getcwd(), tuple((f, _bytes_of(f)) for f in _pip_files())
+
+
+def _pip_files() -> list[str]:
+    """The files pip reads its settings from (pip's `configuration.get_configuration_files`, with
+    platformdirs' folders of each system), and `PIP_CONFIG_FILE`."""
+    home = Path.home()
+    user = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    site_dirs = (os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
+    folders = [
+        *site_dirs,
+        "/etc",
+        user,
+        str(home / ".pip"),
+        str(home / "pip"),
+        str(home / "Library" / "Application Support"),
+        "/Library/Application Support",
+        *(os.environ.get(k, "") for k in ("APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "ALLUSERSPROFILE")),
+    ]
+    files = [
+        os.path.join(f, n)
+        for f in folders
+        if f
+        for n in ("pip.conf", "pip.ini", "pip/pip.conf", "pip/pip.ini")
+    ]
+    return [
+        *files,
+        os.path.join(sys.prefix, "pip.conf"),
+        os.path.join(sys.prefix, "pip.ini"),
+        os.environ.get("PIP_CONFIG_FILE", ""),
+    ]
+
+
+def _bytes_of(path: str) -> bytes | None:
+    """The bytes of file `path`; None when it is missing or unreadable (a folder, no permission)."""
+    try:
+        return Path(path).read_bytes() if path else None
+    except OSError:
+        return None
+
+
+def _listed_by_pip() -> dict[str, str] | None:
+    """What `pip config list` prints, read (`_unquoted`); None when pip is absent or fails."""
     try:
         listed = subprocess.run(
             [sys.executable, "-m", "pip", "config", "list"],
@@ -80,7 +155,7 @@ def pip_settings() -> dict[str, str]:
             check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        return {}
+        return None
     pairs = (line.partition("=") for line in listed.splitlines())
     return {key.strip(): _unquoted(value.strip()) for key, sep, value in pairs if sep}
 
@@ -199,6 +274,33 @@ def absolute_find_links(settings: dict[str, str] | None = None) -> dict[str, str
         given = _setting(pip_settings() if settings is None else settings, "find-links")
     entries = given.split()
     return {"PIP_FIND_LINKS": " ".join(_local_url(e) for e in entries)} if entries else {}
+
+
+SETTINGS_ENV = "ENCODERLAB_PIP_SETTINGS"
+"""The client's environment variable holding its caller's `pip_settings()` as JSON (`client_env`), which the client
+reads instead of running pip again (a CPU-second per fetch). The environment, as for the indexes: an index's
+password in it is not shown to `ps`."""
+
+
+def client_env(wheel: bool) -> dict[str, str]:
+    """What a pypi client's environment adds to this one's: `absolute_find_links`, and for this file's client (not
+    pip's, `wheel`) this process's pip settings (`SETTINGS_ENV`: pip asked once per process, `pip_settings`,
+    where each client asked it again)."""
+    if wheel:
+        return absolute_find_links()
+    settings = pip_settings()
+    return {**absolute_find_links(settings), SETTINGS_ENV: json.dumps(settings)}
+
+
+def _given_settings() -> dict[str, str] | None:
+    """The settings the caller gave in `SETTINGS_ENV`; None when it gave none (or not a JSON object of strings)."""
+    try:
+        given = json.loads(os.environ.get(SETTINGS_ENV) or "null")
+    except ValueError:
+        return None
+    if isinstance(given, dict) and all(isinstance(v, str) for v in given.values()):
+        return given
+    return None
 
 
 def client_command(package: str, filename: str, dest: Path) -> list[str]:
@@ -359,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     find-links leaves nowhere to look: `NOWHERE`)."""
     package, filename, dest, *indexes = argv if argv is not None else sys.argv[1:]
     lines = []
-    for place in [Place(index) for index in indexes] or places():
+    for place in [Place(index) for index in indexes] or places(_given_settings()):
         fetched, why = _from(place, package, filename, Path(dest))
         if fetched:
             return 0

@@ -1,0 +1,106 @@
+"""`sdist.pip_settings` asks pip (`pip config list`, a CPU-second) again exactly when something pip reads changed.
+
+The key is checked against pip itself (`pip config debug` names every file it reads), and the reuse against a
+stand-in for pip that reads its config file, so a stale answer shows as a wrong value.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from encoderlab.data.assets import sdist
+
+
+def _stand_in(monkeypatch, answers: list) -> list[str]:
+    """Replace pip with one that reads `PIP_CONFIG_FILE`'s text as the index (or fails, for None in
+    `answers`); returns the list of what each run read."""
+    runs: list[str] = []
+
+    def listed():
+        text = Path(sdist.os.environ["PIP_CONFIG_FILE"]).read_text(encoding="utf-8")
+        runs.append(text)
+        return None if answers and answers.pop(0) is None else {"global.index-url": text}
+
+    monkeypatch.setattr(sdist, "_listed_by_pip", listed)
+    monkeypatch.setattr(sdist, "_LISTED", {})
+    return runs
+
+
+def test_pip_is_asked_again_only_when_what_it_reads_changed(tmp_path, monkeypatch):
+    runs = _stand_in(monkeypatch, [])
+    conf = tmp_path / "pip.conf"
+    conf.write_text("https://one.example/")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert sdist.pip_settings()["global.index-url"] == "https://one.example/"
+    assert sdist.pip_settings()["global.index-url"] == "https://one.example/"
+    assert len(runs) == 1  # the same inputs: pip's answer reused
+    conf.write_text("https://two.example/")  # the same size, likely the same modification time
+    assert sdist.pip_settings()["global.index-url"] == "https://two.example/"
+    user = tmp_path / "home" / ".config" / "pip" / "pip.conf"
+    user.parent.mkdir(parents=True)
+    user.write_text("[global]\nno-index = yes\n")  # a user file pip reads appears
+    sdist.pip_settings()
+    monkeypatch.setenv("HOME", str(tmp_path / "other"))
+    sdist.pip_settings()
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    sdist.pip_settings()
+    assert len(runs) == 5
+
+
+def test_a_failed_pip_is_asked_again(tmp_path, monkeypatch):
+    runs = _stand_in(monkeypatch, [None])
+    conf = tmp_path / "pip.conf"
+    conf.write_text("https://one.example/")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    assert sdist.pip_settings() == {}
+    assert sdist.pip_settings() == {"global.index-url": "https://one.example/"}
+    assert len(runs) == 2
+
+
+def test_every_file_pip_reads_is_part_of_the_key(tmp_path, monkeypatch):
+    """pip's own list of the files it reads (`pip config debug`, this pip and system): each is one
+    `_pip_files` watches, so no change to one is missed."""
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "pip.conf"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    debug = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "debug"], capture_output=True, text=True, check=True
+    ).stdout
+    read = re.findall(r"^  (\S.*), exists: (?:True|False)$", debug, flags=re.MULTILINE)
+    assert str(tmp_path / "pip.conf") in read and any(str(tmp_path / "home") in f for f in read)
+    watched = set(sdist._pip_files())
+    assert [f for f in read if f not in watched] == []
+
+
+def test_the_client_reads_its_callers_settings_and_asks_no_pip(tmp_path, monkeypatch):
+    """`cache` runs the client with `client_env`: the caller's settings (here pip.conf's find-links and no-index)
+    are where the client looks, without a `pip config list` of its own."""
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    (folder / "pkg-1.0.tar.gz").write_bytes(b"the sdist")
+    for name in ("PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sdist, "_LISTED", {})
+    monkeypatch.setattr(
+        sdist, "_listed_by_pip", lambda: {"global.find-links": str(folder), "global.no-index": "yes"}
+    )
+    env = sdist.client_env(wheel=False)
+    assert env["PIP_FIND_LINKS"] == folder.as_uri()
+    assert sdist.SETTINGS_ENV not in sdist.client_env(wheel=True)  # pip's own client reads its own
+    monkeypatch.setattr(sdist, "_listed_by_pip", lambda: pytest.fail("the client asked pip again"))
+    monkeypatch.setattr(sdist, "_LISTED", {})
+    monkeypatch.setenv(sdist.SETTINGS_ENV, env[sdist.SETTINGS_ENV])
+    assert sdist.main(["pkg", "pkg-1.0.tar.gz", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out").read_bytes() == b"the sdist"
+
+
+@pytest.mark.parametrize("given", ["", "not json", '["a list"]', '{"global.no-index": 1}'])
+def test_a_client_without_readable_settings_asks_pip(given, monkeypatch):
+    monkeypatch.setenv(sdist.SETTINGS_ENV, given)
+    assert sdist._given_settings() is None
