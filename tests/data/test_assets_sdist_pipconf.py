@@ -104,3 +104,16 @@ def test_the_client_reads_its_callers_settings_and_asks_no_pip(tmp_path, monkeyp
 def test_a_client_without_readable_settings_asks_pip(given, monkeypatch):
     monkeypatch.setenv(sdist.SETTINGS_ENV, given)
     assert sdist._given_settings() is None
+
+
+def test_a_pipe_named_as_the_config_file_is_not_read_for_the_key(tmp_path, monkeypatch):
+    """Reading a FIFO (or /dev/stdin) waits for a writer and takes its input: it is keyed on its status."""
+    fifo = tmp_path / "pip.conf"
+    sdist.os.mkfifo(fifo)
+
+    def refuse(path):
+        raise AssertionError(f"{path} was read")
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    assert sdist._bytes_of(str(fifo)) is not None
+    assert sdist._bytes_of(str(tmp_path / "missing.conf")) is None

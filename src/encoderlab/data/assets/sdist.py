@@ -52,6 +52,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import urllib.error
@@ -109,7 +110,9 @@ def _pip_inputs() -> tuple:
 def _pip_files() -> list[str]:
     """The files pip reads its settings from (pip's `configuration.get_configuration_files`, with
     platformdirs' folders of each system), and `PIP_CONFIG_FILE`."""
-    home = Path.home()
+    home = Path(
+        os.path.expanduser("~")
+    )  # as pip finds it; never raises (Path.home() does without HOME or a passwd entry)
     user = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
     site_dirs = (os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
     folders = [
@@ -136,10 +139,15 @@ def _pip_files() -> list[str]:
     ]
 
 
-def _bytes_of(path: str) -> bytes | None:
-    """The bytes of file `path`; None when it is missing or unreadable (a folder, no permission)."""
+def _bytes_of(path: str) -> bytes | tuple | None:
+    """The bytes of file `path`; None when it is missing or unreadable (a folder, no permission). Only a regular
+    file is read: a pipe or a device named as `PIP_CONFIG_FILE` is keyed on its status (reading /dev/stdin here
+    would wait for, and take, this process's input)."""
     try:
-        return Path(path).read_bytes() if path else None
+        status = os.stat(path) if path else None
+        if status is None or not stat.S_ISREG(status.st_mode):
+            return None if status is None else (status.st_mode, status.st_ino, status.st_mtime_ns)
+        return Path(path).read_bytes()
     except OSError:
         return None
 
