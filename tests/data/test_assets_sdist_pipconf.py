@@ -117,3 +117,19 @@ def test_a_pipe_named_as_the_config_file_is_not_read_for_the_key(tmp_path, monke
     monkeypatch.setattr(Path, "read_bytes", refuse)
     assert sdist._bytes_of(str(fifo)) is not None
     assert sdist._bytes_of(str(tmp_path / "missing.conf")) is None
+
+
+def test_a_key_set_in_two_files_is_the_one_pip_gives_it(tmp_path, monkeypatch):
+    """`PIP_CONFIG_FILE` is above the global file in pip's order, but `pip config list` prints the files by name:
+    the global one (zz/) last. Its line won, so the sdist was fetched from another index than pip's wheels."""
+    (tmp_path / "zz" / "pip").mkdir(parents=True)
+    (tmp_path / "zz" / "pip" / "pip.conf").write_text(
+        "[global]\nindex-url = https://global.example/simple/\n"
+    )
+    (tmp_path / "aa.conf").write_text("[global]\nindex-url = https://env-file.example/simple/\n")
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "zz"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "aa.conf"))
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    monkeypatch.setattr(sdist, "_LISTED", {})
+    assert sdist.pip_settings()["global.index-url"] == "https://env-file.example/simple/"
+    assert sdist.index_urls()[0] == "https://env-file.example/simple/"

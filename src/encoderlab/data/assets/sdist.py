@@ -153,10 +153,29 @@ def _bytes_of(path: str) -> bytes | tuple | None:
 
 
 def _listed_by_pip() -> dict[str, str] | None:
-    """What `pip config list` prints, read (`_unquoted`); None when pip is absent or fails."""
+    """What `pip config list` prints, read (`_unquoted`); None when pip is absent or fails. A key it prints more
+    than once (set in two files) is `pip config get`'s value: pip lists each file's keys in the order of the
+    files' names, not of its precedence, so the last line printed was the winner only by name (a
+    `PIP_CONFIG_FILE` under /dev/shm lost to /etc/xdg/pip/pip.conf, which pip puts below it)."""
+    listed = _pip_config("list")
+    if listed is None:
+        return None
+    lines = (line.partition("=") for line in listed.splitlines())
+    pairs = [(key.strip(), _unquoted(value.strip())) for key, sep, value in lines if sep]
+    settings, keys = dict(pairs), [key for key, _ in pairs]
+    for key in {key for key in keys if keys.count(key) > 1}:
+        chosen = _pip_config("get", key)
+        if chosen is None:
+            return None
+        settings[key] = chosen.removesuffix("\n")
+    return settings
+
+
+def _pip_config(*args: str) -> str | None:
+    """The output of `pip config ARGS`; None when pip is absent or fails."""
     try:
-        listed = subprocess.run(
-            [sys.executable, "-m", "pip", "config", "list"],
+        return subprocess.run(
+            [sys.executable, "-m", "pip", "config", *args],
             capture_output=True,
             text=True,
             timeout=60,
@@ -164,8 +183,6 @@ def _listed_by_pip() -> dict[str, str] | None:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    pairs = (line.partition("=") for line in listed.splitlines())
-    return {key.strip(): _unquoted(value.strip()) for key, sep, value in pairs if sep}
 
 
 def _unquoted(shown: str) -> str:
