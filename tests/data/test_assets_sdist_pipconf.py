@@ -133,3 +133,14 @@ def test_a_key_set_in_two_files_is_the_one_pip_gives_it(tmp_path, monkeypatch):
     monkeypatch.setattr(sdist, "_LISTED", {})
     assert sdist.pip_settings()["global.index-url"] == "https://env-file.example/simple/"
     assert sdist.index_urls()[0] == "https://env-file.example/simple/"
+
+
+def test_a_removed_working_folder_still_reads_the_settings(tmp_path, monkeypatch):
+    runs = _stand_in(monkeypatch, [])
+    (tmp_path / "pip.conf").write_text("https://one.example/")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "pip.conf"))
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert sdist.pip_settings() == {"global.index-url": "https://one.example/"} and len(runs) == 1

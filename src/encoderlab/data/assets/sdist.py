@@ -104,7 +104,11 @@ def _pip_inputs() -> tuple:
             (k, v) for k, v in os.environ.items() if k.startswith(_PIP_ENV_PREFIXES) or k in _PIP_ENV_NAMES
         )
     )
-    return env, os.getcwd(), tuple((f, _bytes_of(f)) for f in _pip_files())
+    try:
+        here = os.getcwd()
+    except OSError:  # the working folder was removed: pip still runs (and reads no module from it)
+        here = None
+    return env, here, tuple((f, _bytes_of(f)) for f in _pip_files())
 
 
 def _pip_files() -> list[str]:
