@@ -1,4 +1,4 @@
-"""`sdist.pip_settings` asks pip (`pip config list`, a CPU-second) again exactly when something pip reads changed.
+"""`pipconf.pip_settings` asks pip (`pip config list`) again exactly when something pip reads changed.
 
 The key is checked against pip itself (`pip config debug` names every file it reads), and the reuse against a
 stand-in for pip that reads its config file, so a stale answer shows as a wrong value.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from encoderlab.data.assets import sdist
+from encoderlab.data.assets import pipconf, sdist
 
 
 def _stand_in(monkeypatch, answers: list) -> list[str]:
@@ -22,12 +22,12 @@ def _stand_in(monkeypatch, answers: list) -> list[str]:
     runs: list[str] = []
 
     def listed():
-        text = Path(sdist.os.environ["PIP_CONFIG_FILE"]).read_text(encoding="utf-8")
+        text = Path(pipconf.os.environ["PIP_CONFIG_FILE"]).read_text(encoding="utf-8")
         runs.append(text)
         return None if answers and answers.pop(0) is None else {"global.index-url": text}
 
-    monkeypatch.setattr(sdist, "_listed_by_pip", listed)
-    monkeypatch.setattr(sdist, "_LISTED", {})
+    monkeypatch.setattr(pipconf, "_listed_by_pip", listed)
+    monkeypatch.setattr(pipconf, "_LISTED", {})
     return runs
 
 
@@ -38,19 +38,19 @@ def test_pip_is_asked_again_only_when_what_it_reads_changed(tmp_path, monkeypatc
     monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    assert sdist.pip_settings()["global.index-url"] == "https://one.example/"
-    assert sdist.pip_settings()["global.index-url"] == "https://one.example/"
+    assert pipconf.pip_settings()["global.index-url"] == "https://one.example/"
+    assert pipconf.pip_settings()["global.index-url"] == "https://one.example/"
     assert len(runs) == 1  # the same inputs: pip's answer reused
     conf.write_text("https://two.example/")  # the same size, likely the same modification time
-    assert sdist.pip_settings()["global.index-url"] == "https://two.example/"
+    assert pipconf.pip_settings()["global.index-url"] == "https://two.example/"
     user = tmp_path / "home" / ".config" / "pip" / "pip.conf"
     user.parent.mkdir(parents=True)
     user.write_text("[global]\nno-index = yes\n")  # a user file pip reads appears
-    sdist.pip_settings()
+    pipconf.pip_settings()
     monkeypatch.setenv("HOME", str(tmp_path / "other"))
-    sdist.pip_settings()
+    pipconf.pip_settings()
     monkeypatch.setenv("PIP_NO_INDEX", "1")
-    sdist.pip_settings()
+    pipconf.pip_settings()
     assert len(runs) == 5
 
 
@@ -59,8 +59,8 @@ def test_a_failed_pip_is_asked_again(tmp_path, monkeypatch):
     conf = tmp_path / "pip.conf"
     conf.write_text("https://one.example/")
     monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
-    assert sdist.pip_settings() == {}
-    assert sdist.pip_settings() == {"global.index-url": "https://one.example/"}
+    assert pipconf.pip_settings() == {}
+    assert pipconf.pip_settings() == {"global.index-url": "https://one.example/"}
     assert len(runs) == 2
 
 
@@ -74,7 +74,7 @@ def test_every_file_pip_reads_is_part_of_the_key(tmp_path, monkeypatch):
     ).stdout
     read = re.findall(r"^  (\S.*), exists: (?:True|False)$", debug, flags=re.MULTILINE)
     assert str(tmp_path / "pip.conf") in read and any(str(tmp_path / "home") in f for f in read)
-    watched = set(sdist._pip_files())
+    watched = set(pipconf._pip_files())
     assert [f for f in read if f not in watched] == []
 
 
@@ -86,37 +86,37 @@ def test_the_client_reads_its_callers_settings_and_asks_no_pip(tmp_path, monkeyp
     (folder / "pkg-1.0.tar.gz").write_bytes(b"the sdist")
     for name in ("PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(sdist, "_LISTED", {})
+    monkeypatch.setattr(pipconf, "_LISTED", {})
     monkeypatch.setattr(
-        sdist, "_listed_by_pip", lambda: {"global.find-links": str(folder), "global.no-index": "yes"}
+        pipconf, "_listed_by_pip", lambda: {"global.find-links": str(folder), "global.no-index": "yes"}
     )
     env = sdist.client_env(wheel=False)
     assert env["PIP_FIND_LINKS"] == folder.as_uri()
-    assert sdist.SETTINGS_ENV not in sdist.client_env(wheel=True)  # pip's own client reads its own
-    monkeypatch.setattr(sdist, "_listed_by_pip", lambda: pytest.fail("the client asked pip again"))
-    monkeypatch.setattr(sdist, "_LISTED", {})
-    monkeypatch.setenv(sdist.SETTINGS_ENV, env[sdist.SETTINGS_ENV])
+    assert pipconf.SETTINGS_ENV not in sdist.client_env(wheel=True)  # pip's own client reads its own
+    monkeypatch.setattr(pipconf, "_listed_by_pip", lambda: pytest.fail("the client asked pip again"))
+    monkeypatch.setattr(pipconf, "_LISTED", {})
+    monkeypatch.setenv(pipconf.SETTINGS_ENV, env[pipconf.SETTINGS_ENV])
     assert sdist.main(["pkg", "pkg-1.0.tar.gz", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out").read_bytes() == b"the sdist"
 
 
 @pytest.mark.parametrize("given", ["", "not json", '["a list"]', '{"global.no-index": 1}'])
 def test_a_client_without_readable_settings_asks_pip(given, monkeypatch):
-    monkeypatch.setenv(sdist.SETTINGS_ENV, given)
-    assert sdist._given_settings() is None
+    monkeypatch.setenv(pipconf.SETTINGS_ENV, given)
+    assert pipconf.given_settings() is None
 
 
 def test_a_pipe_named_as_the_config_file_is_not_read_for_the_key(tmp_path, monkeypatch):
     """Reading a FIFO (or /dev/stdin) waits for a writer and takes its input: it is keyed on its status."""
     fifo = tmp_path / "pip.conf"
-    sdist.os.mkfifo(fifo)
+    pipconf.os.mkfifo(fifo)
 
     def refuse(path):
         raise AssertionError(f"{path} was read")
 
     monkeypatch.setattr(Path, "read_bytes", refuse)
-    assert sdist._bytes_of(str(fifo)) is not None
-    assert sdist._bytes_of(str(tmp_path / "missing.conf")) is None
+    assert pipconf._bytes_of(str(fifo)) is not None
+    assert pipconf._bytes_of(str(tmp_path / "missing.conf")) is None
 
 
 def test_a_key_set_in_two_files_is_the_one_pip_gives_it(tmp_path, monkeypatch):
@@ -130,8 +130,8 @@ def test_a_key_set_in_two_files_is_the_one_pip_gives_it(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "zz"))
     monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "aa.conf"))
     monkeypatch.delenv("PIP_INDEX_URL", raising=False)
-    monkeypatch.setattr(sdist, "_LISTED", {})
-    assert sdist.pip_settings()["global.index-url"] == "https://env-file.example/simple/"
+    monkeypatch.setattr(pipconf, "_LISTED", {})
+    assert pipconf.pip_settings()["global.index-url"] == "https://env-file.example/simple/"
     assert sdist.index_urls()[0] == "https://env-file.example/simple/"
 
 
@@ -143,4 +143,4 @@ def test_a_removed_working_folder_still_reads_the_settings(tmp_path, monkeypatch
     gone.mkdir()
     monkeypatch.chdir(gone)
     gone.rmdir()
-    assert sdist.pip_settings() == {"global.index-url": "https://one.example/"} and len(runs) == 1
+    assert pipconf.pip_settings() == {"global.index-url": "https://one.example/"} and len(runs) == 1

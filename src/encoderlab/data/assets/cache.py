@@ -467,7 +467,7 @@ def fetch(names: Sequence[str] | None = None, *, everything: bool = False) -> di
 
 def _check_pip_places(order: Sequence[str], rerun: str) -> None:
     """Refuse a `file:` address of another host among pip's places (`sdist.non_local`), where it was read as this
-    machine's path, before anything is staged; pip's settings are read (`sdist.pip_settings`, kept for the
+    machine's path, before anything is staged; pip's settings are read (`pipconf.pip_settings`, kept for the
     clients: read once per process) only when a PyPI download is due, so a fetch with nothing to download is not
     refused."""
     downloads = encoderlab_home(create=False) / "downloads"

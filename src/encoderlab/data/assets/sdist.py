@@ -8,7 +8,7 @@ machine. Wheels are not built (`--only-binary :all:`), npm tarballs are not pack
 packages are only downloaded, so those clients stay.
 
 Here the file is found on the index's project page (PEP 691 JSON, or the PEP 503 HTML every index serves)
-and copied as bytes: `python -I sdist.py PACKAGE FILENAME DEST` (standard library only), run by
+and copied as bytes: `python -I sdist.py PACKAGE FILENAME DEST` (standard library and `pipconf` only), run by
 `cache.py` as the other clients are (its log, its exit status, the progress bar over its file), so the
 file is verified against its pin before it is renamed into place, exactly as before. Nothing in it is read.
 The client reads the indexes itself (`index_urls`, from the environment it inherits): an index address
@@ -17,11 +17,10 @@ may carry a user and password, and a command line is readable by every user of t
 
 The indexes are pip's own, in pip's order: its index (`PIP_INDEX_URL`, else pip.conf's `download`, then
 `global` `index-url`, else PyPI's), then its extra indexes (`PIP_EXTRA_INDEX_URL` or pip.conf's
-`extra-index-url`), read with `pip config list` (pip alone runs: it reads its files, no package; once per
-process while nothing it reads changes, `pip_settings`, and handed to the client in its environment,
-`client_env`: a CPU-second each). The first
-index whose page lists the file serves it; a mirror configured for pip (a cluster behind a firewall) serves
-the sdist as it served the wheels. A `file://` index folder is read through its `index.html`, as pip does.
+`extra-index-url`), read with `pip config list` (pip alone runs: it reads its files, no package; asked once
+per process while nothing it reads changes, and handed to the client in its environment: `pipconf`,
+`client_env`). The first index whose page lists the file serves it; a mirror configured for pip (a cluster
+behind a firewall) serves the sdist as it served the wheels. A `file://` index folder is read through its `index.html`, as pip does.
 pip's `find-links` (`PIP_FIND_LINKS`, pip.conf's `find-links`) are searched first: a folder (a path or a
 `file:` address, in any of RFC 8089's forms: `file:/x`, `file:///x`, `file://localhost/x`) for the file by name, a
 page (a local HTML file or an http(s) address) for a link to it, its relative links read against the address it
@@ -45,15 +44,12 @@ user and password in an index address are, sent as pip sends them: basic auth, t
 
 from __future__ import annotations
 
-import ast
 import base64
 import html.parser
 import json
 import os
 import re
 import shutil
-import stat
-import subprocess
 import sys
 import urllib.error
 import urllib.parse
@@ -61,142 +57,19 @@ import urllib.request
 from pathlib import Path
 from typing import NamedTuple
 
+if __package__:
+    from encoderlab.data.assets import pipconf
+else:  # run as the client script (`python -I`, which puts no folder of it on sys.path): its sibling, by path
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location("pipconf", Path(__file__).with_name("pipconf.py"))
+    pipconf = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(pipconf)
+
 DEFAULT_INDEX = "https://pypi.org/simple/"
 JSON_PAGE = "application/vnd.pypi.simple.v1+json"
 TIMEOUT_S = 30
 TRIES = 3
-
-
-def pip_settings() -> dict[str, str]:
-    """pip's configured values as `pip config list` prints them (`global.index-url` -> its value); {} when
-    pip is absent or fails. Only pip runs, reading its own files: no package code. pip is asked again only
-    when something it reads has changed since (`_pip_inputs`): each run costs about a CPU-second, and a
-    fetch of many assets asked once per asset. With `PIP_CONFIG_FILE` set to os.devnull pip reads no file (its
-    `Configuration._load_config_files`), so nothing runs: {} (what pip would list then, its `:env:` values, are
-    read from the environment by `_setting` first)."""
-    if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
-        return {}
-    inputs = _pip_inputs()
-    if inputs not in _LISTED:
-        listed = _listed_by_pip()
-        if listed is None:  # a failure may pass (a timeout): asked again next time
-            return {}
-        _LISTED.clear()  # the latest only: settings seldom change within a process
-        _LISTED[inputs] = listed
-    return dict(_LISTED[inputs])
-
-
-_LISTED: dict[tuple, dict[str, str]] = {}
-"""{`_pip_inputs()` when pip was asked: what `pip config list` printed, read}."""
-
-_PIP_ENV_PREFIXES = ("PIP_", "PYTHON", "XDG_", "LC_")
-_PIP_ENV_NAMES = ("HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "ALLUSERSPROFILE", "LANG")
-
-
-def _pip_inputs() -> tuple:
-    """What `pip config list` reads, as a key: the environment it reads (its PIP_ settings and config file, the
-    variables that place its files, `python -m`'s own and the locale the files are decoded with), the working
-    folder (`python -m` imports from it) and the bytes of each file pip reads its settings from on Linux,
-    macOS or Windows (a superset: a file pip does not read on this system only costs a needless rerun
-    when it changes). Bytes, not modification times: a file rewritten within one clock tick stays seen."""
-    env = tuple(
-        sorted(
-            (k, v) for k, v in os.environ.items() if k.startswith(_PIP_ENV_PREFIXES) or k in _PIP_ENV_NAMES
-        )
-    )
-    try:
-        here = os.getcwd()
-    except OSError:  # the working folder was removed: pip still runs (and reads no module from it)
-        here = None
-    return env, here, tuple((f, _bytes_of(f)) for f in _pip_files())
-
-
-def _pip_files() -> list[str]:
-    """The files pip reads its settings from (pip's `configuration.get_configuration_files`, with
-    platformdirs' folders of each system), and `PIP_CONFIG_FILE`."""
-    home = Path(
-        os.path.expanduser("~")
-    )  # as pip finds it; never raises (Path.home() does without HOME or a passwd entry)
-    user = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-    site_dirs = (os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
-    folders = [
-        *site_dirs,
-        "/etc",
-        user,
-        str(home / ".pip"),
-        str(home / "pip"),
-        str(home / "Library" / "Application Support"),
-        "/Library/Application Support",
-        *(os.environ.get(k, "") for k in ("APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "ALLUSERSPROFILE")),
-    ]
-    files = [
-        os.path.join(f, n)
-        for f in folders
-        if f
-        for n in ("pip.conf", "pip.ini", "pip/pip.conf", "pip/pip.ini")
-    ]
-    return [
-        *files,
-        os.path.join(sys.prefix, "pip.conf"),
-        os.path.join(sys.prefix, "pip.ini"),
-        os.environ.get("PIP_CONFIG_FILE", ""),
-    ]
-
-
-def _bytes_of(path: str) -> bytes | tuple | None:
-    """The bytes of file `path`; None when it is missing or unreadable (a folder, no permission). Only a regular
-    file is read: a pipe or a device named as `PIP_CONFIG_FILE` is keyed on its status (reading /dev/stdin here
-    would wait for, and take, this process's input)."""
-    try:
-        status = os.stat(path) if path else None
-        if status is None or not stat.S_ISREG(status.st_mode):
-            return None if status is None else (status.st_mode, status.st_ino, status.st_mtime_ns)
-        return Path(path).read_bytes()
-    except OSError:
-        return None
-
-
-def _listed_by_pip() -> dict[str, str] | None:
-    """What `pip config list` prints, read (`_unquoted`); None when pip is absent or fails. A key it prints more
-    than once (set in two files) is `pip config get`'s value: pip lists each file's keys in the order of the
-    files' names, not of its precedence, so the last line printed was the winner only by name (a
-    `PIP_CONFIG_FILE` under /dev/shm lost to /etc/xdg/pip/pip.conf, which pip puts below it)."""
-    listed = _pip_config("list")
-    if listed is None:
-        return None
-    lines = (line.partition("=") for line in listed.splitlines())
-    pairs = [(key.strip(), _unquoted(value.strip())) for key, sep, value in lines if sep]
-    settings, keys = dict(pairs), [key for key, _ in pairs]
-    for key in {key for key in keys if keys.count(key) > 1}:
-        chosen = _pip_config("get", key)
-        if chosen is None:
-            return None
-        settings[key] = chosen.removesuffix("\n")
-    return settings
-
-
-def _pip_config(*args: str) -> str | None:
-    """The output of `pip config ARGS`; None when pip is absent or fails."""
-    try:
-        return subprocess.run(
-            [sys.executable, "-m", "pip", "config", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _unquoted(shown: str) -> str:
-    """A value `pip config list` shows as its Python repr (a multi-line extra-index-url as '...\\n...');
-    literal_eval reads literals only, nothing runs."""
-    try:
-        value = ast.literal_eval(shown)
-    except (ValueError, SyntaxError):
-        return shown
-    return value if isinstance(value, str) else shown
 
 
 def _setting(settings: dict[str, str], name: str) -> str:
@@ -213,7 +86,7 @@ def _setting(settings: dict[str, str], name: str) -> str:
 
 def index_urls(settings: dict[str, str] | None = None) -> list[str]:
     """The indexes pip would search, in its order: its index (PyPI's unless set), then its extra indexes."""
-    settings = pip_settings() if settings is None else settings
+    settings = pipconf.pip_settings() if settings is None else settings
     extras = _setting(settings, "extra-index-url").split()
     return [_setting(settings, "index-url") or DEFAULT_INDEX, *extras]
 
@@ -237,7 +110,7 @@ def _yes(value: str) -> bool:
 
 def places(settings: dict[str, str] | None = None) -> list[Place]:
     """Where pip would look, in the order searched here: its find-links, then its indexes unless no-index."""
-    settings = pip_settings() if settings is None else settings
+    settings = pipconf.pip_settings() if settings is None else settings
     links = [Place(_local_url(entry), True) for entry in _setting(settings, "find-links").split()]
     if _yes(_setting(settings, "no-index")):
         return links
@@ -300,42 +173,26 @@ def absolute_find_links(settings: dict[str, str] | None = None) -> dict[str, str
     (pip.conf's relative paths too: pip resolves none against the file); {} when none is set."""
     given = os.environ.get("PIP_FIND_LINKS")
     if given is None:
-        given = _setting(pip_settings() if settings is None else settings, "find-links")
+        given = _setting(pipconf.pip_settings() if settings is None else settings, "find-links")
     entries = given.split()
     return {"PIP_FIND_LINKS": " ".join(_local_url(e) for e in entries)} if entries else {}
 
 
-SETTINGS_ENV = "ENCODERLAB_PIP_SETTINGS"
-"""The client's environment variable holding its caller's `pip_settings()` as JSON (`client_env`), which the client
-reads instead of running pip again (a CPU-second per fetch). The environment, as for the indexes: an index's
-password in it is not shown to `ps`."""
-
-
 def client_env(wheel: bool) -> dict[str, str]:
     """What a pypi client's environment adds to this one's: `absolute_find_links`, and for this file's client (not
-    pip's, `wheel`) this process's pip settings (`SETTINGS_ENV`: pip asked once per process, `pip_settings`,
-    where each client asked it again)."""
+    pip's, `wheel`) this process's pip settings (`pipconf.SETTINGS_ENV`: pip asked once per process,
+    `pipconf.pip_settings`, where each client asked it again)."""
     if wheel:
         return absolute_find_links()
-    settings = pip_settings()
-    return {**absolute_find_links(settings), SETTINGS_ENV: json.dumps(settings)}
-
-
-def _given_settings() -> dict[str, str] | None:
-    """The settings the caller gave in `SETTINGS_ENV`; None when it gave none (or not a JSON object of strings)."""
-    try:
-        given = json.loads(os.environ.get(SETTINGS_ENV) or "null")
-    except ValueError:
-        return None
-    if isinstance(given, dict) and all(isinstance(v, str) for v in given.values()):
-        return given
-    return None
+    settings = pipconf.pip_settings()
+    return {**absolute_find_links(settings), pipconf.SETTINGS_ENV: json.dumps(settings)}
 
 
 def client_command(package: str, filename: str, dest: Path) -> list[str]:
     """The command that writes `filename` of `package` from the first of pip's indexes listing it to `dest`:
-    this file run as a script in isolated mode (it imports the standard library only), so it runs where
-    encoderlab is not installed (a source checkout's src/) and no folder's module can shadow one it uses.
+    this file run as a script in isolated mode (it imports the standard library and its sibling `pipconf` only),
+    so it runs where encoderlab is not installed (a source checkout's src/) and no folder's module can shadow one
+    it uses.
     No index is on it: the client reads them itself (`main`), so a password in one is not shown to `ps`."""
     return [sys.executable, "-I", str(Path(__file__).resolve()), package, filename, str(dest)]
 
@@ -490,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     find-links leaves nowhere to look: `NOWHERE`)."""
     package, filename, dest, *indexes = argv if argv is not None else sys.argv[1:]
     lines = []
-    for place in [Place(index) for index in indexes] or places(_given_settings()):
+    for place in [Place(index) for index in indexes] or places(pipconf.given_settings()):
         fetched, why = _from(place, package, filename, Path(dest))
         if fetched:
             return 0
