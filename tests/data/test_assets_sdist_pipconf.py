@@ -6,6 +6,7 @@ stand-in for pip that reads its config file, so a stale answer shows as a wrong 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -144,3 +145,17 @@ def test_a_removed_working_folder_still_reads_the_settings(tmp_path, monkeypatch
     monkeypatch.chdir(gone)
     gone.rmdir()
     assert pipconf.pip_settings() == {"global.index-url": "https://one.example/"} and len(runs) == 1
+
+
+def test_with_os_devnull_as_the_config_file_pip_is_not_run_and_its_variables_count(monkeypatch):
+    """pip reads no file with `PIP_CONFIG_FILE=os.devnull` but still lists (and uses) its PIP_ variables, named as
+    it names them: `PIP_index_url` is its index-url. The shortcut gave {} there, so the sdist came from PyPI where
+    pip took its wheels from that index. Checked against pip's own listing, which is not run again."""
+    for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_index_url", "https://mixed-case.example/simple/")
+    listed = pipconf._listed_by_pip()
+    monkeypatch.setattr(pipconf, "_listed_by_pip", lambda: pytest.fail("pip was run"))
+    assert pipconf.pip_settings() == listed
+    assert sdist.index_urls()[0] == "https://mixed-case.example/simple/"

@@ -9,7 +9,8 @@ latest answer keyed on everything that run read (`_pip_inputs`: the environment 
 bytes of each file pip reads its settings from on any system): a superset (a file pip does not read here only
 costs a needless run when it changes), bytes rather than modification times (a file rewritten within one clock
 tick stays seen), and only regular files read (a pipe named as `PIP_CONFIG_FILE` is keyed on its status). A
-failed run is not kept. With `PIP_CONFIG_FILE` set to os.devnull pip reads no file, and nothing runs.
+failed run is not kept. With `PIP_CONFIG_FILE` set to os.devnull pip reads no file, and nothing runs: its listing
+then, its PIP_ variables, is made here as pip makes it (`_env_listed`).
 
 `pip config list` prints each file's keys in the order of the files' names, not of pip's precedence, so a key
 printed twice (set in two files) is asked of `pip config get`, which gives the one pip uses (`_listed_by_pip`).
@@ -35,10 +36,9 @@ def pip_settings() -> dict[str, str]:
     pip is absent or fails. Only pip runs, reading its own files: no package code. pip is asked again only
     when something it reads has changed since (`_pip_inputs`): each run costs about a CPU-second, and a
     fetch of many assets asked once per asset. With `PIP_CONFIG_FILE` set to os.devnull pip reads no file (its
-    `Configuration._load_config_files`), so nothing runs: {} (what pip would list then, its `:env:` values, are
-    read from the environment by `sdist._setting` first)."""
+    `Configuration._load_config_files`), so nothing runs: what pip lists then is its environment (`_env_listed`)."""
     if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
-        return {}
+        return _env_listed()
     inputs = _pip_inputs()
     if inputs not in _LISTED:
         listed = _listed_by_pip()
@@ -117,6 +117,18 @@ def _bytes_of(path: str) -> bytes | tuple | None:
         return Path(path).read_bytes()
     except OSError:
         return None
+
+
+def _env_listed() -> dict[str, str]:
+    """What `pip config list` prints when it reads no file: its PIP_ variables as `:env:` values, named as pip's
+    `Configuration.get_environ_vars` and `_normalize_name` name them (`PIP_index_url` is `:env:.index-url` too,
+    which `sdist._setting`'s look-up of `PIP_INDEX_URL` misses; {} here made pip's index PyPI's)."""
+    names = ((key, key[4:].lower()) for key in os.environ if key.startswith("PIP_"))
+    return {
+        ":env:." + name.replace("_", "-").removeprefix("--"): os.environ[key]
+        for key, name in names
+        if name not in ("version", "help")  # pip's ENV_NAMES_IGNORED
+    }
 
 
 def _listed_by_pip() -> dict[str, str] | None:
