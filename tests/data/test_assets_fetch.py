@@ -25,7 +25,7 @@ def home(tmp_path, monkeypatch):
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
     monkeypatch.setenv(
         "PIP_CONFIG_FILE", "/dev/null"
-    )  # no pip.conf to read (`sdist.pip_settings`): a fake registry
+    )  # no pip.conf to read (`pipconf.pip_settings`): a fake registry
     fetch_mod._verified.clear()
     return tmp_path / "home"
 

@@ -24,7 +24,7 @@ from assets_fixtures import register_asset, tar_bytes
 
 from encoderlab.data import assets
 from encoderlab.data.assets import cache as fetch_mod
-from encoderlab.data.assets import sdist
+from encoderlab.data.assets import pipconf, sdist
 from encoderlab.data.assets.registry import Source
 from encoderlab.errors import UserError
 
@@ -348,8 +348,12 @@ def test_a_relative_find_links_folder_of_pip_conf_is_read_from_where_the_command
     conf.write_text(f"[global]\nindex-url = {UNREACHABLE}\nno-index = true\nfind-links = index/files\n")
     monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
     register_asset(monkeypatch, "evil", source=source, records=_records)
+    runs, listed = [], pipconf._listed_by_pip
+    monkeypatch.setattr(pipconf, "_listed_by_pip", lambda: runs.append(1) or listed())
+    monkeypatch.setattr(pipconf, "_LISTED", {})
     assets.fetch(["evil"])
     assert assets.asset_jsonl("evil").is_file() and not marker.exists()
+    assert len(runs) == 1  # the check before staging and the client's environment share one `pip config list`
 
 
 def test_a_find_links_page_linking_through_a_base_address_serves_the_file(index, tmp_path, monkeypatch):

@@ -85,7 +85,7 @@ def test_the_client_reads_its_callers_settings_and_asks_no_pip(tmp_path, monkeyp
     folder = tmp_path / "wheels"
     folder.mkdir()
     (folder / "pkg-1.0.tar.gz").write_bytes(b"the sdist")
-    for name in ("PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
+    for name in ("PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONFIG_FILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(pipconf, "_LISTED", {})
     monkeypatch.setattr(
