@@ -10,7 +10,10 @@ bytes of each file pip reads its settings from on any system): a superset (a fil
 costs a needless run when it changes), bytes rather than modification times (a file rewritten within one clock
 tick stays seen), and only regular files read (a pipe named as `PIP_CONFIG_FILE` is keyed on its status). A
 failed run is not kept. With `PIP_CONFIG_FILE` set to os.devnull pip reads no file, and nothing runs: its listing
-then, its PIP_ variables, is made here as pip makes it (`_env_listed`).
+then, its PIP_ variables, is made here as pip makes it (`_env_listed`). This cache is the one holder: `cache.fetch`
+checks pip's places before it stages anything and each client's environment is made later, both from it, so one
+fetch runs pip once (a holder of the fetch's settings beside it would say the same twice; were pip's files edited
+mid-fetch, the client refuses what the check would have, in one line).
 
 `pip config list` prints each file's keys in the order of the files' names, not of pip's precedence, so a key
 printed twice (set in two files) is asked of `pip config get`, which gives the one pip uses (`_listed_by_pip`).
@@ -34,7 +37,7 @@ from pathlib import Path
 def pip_settings() -> dict[str, str]:
     """pip's configured values as `pip config list` prints them (`global.index-url` -> its value); {} when
     pip is absent or fails. Only pip runs, reading its own files: no package code. pip is asked again only
-    when something it reads has changed since (`_pip_inputs`): each run costs about a CPU-second, and a
+    when something it reads has changed since (`_pip_inputs`): each run costs about half a CPU-second, and a
     fetch of many assets asked once per asset. With `PIP_CONFIG_FILE` set to os.devnull pip reads no file (its
     `Configuration._load_config_files`), so nothing runs: what pip lists then is its environment (`_env_listed`)."""
     if os.environ.get("PIP_CONFIG_FILE") == os.devnull:
