@@ -21,6 +21,17 @@ def test_t_interval_reference_values():
     assert s.ci_low == pytest.approx(87.62, abs=0.005) and s.ci_high == pytest.approx(89.14, abs=0.005)
 
 
+def test_the_remembered_t_quantile_is_scipys_at_each_confidence_and_seed_count():
+    """`summarize` remembers its t quantile (`t_quantile`): one asked at another confidence or seed count after
+    it must not be handed the first's."""
+    values = [88.1, 88.9, 87.5, 88.4, 89.0, 87.9]
+    for confidence, n in itertools.product((0.95, 0.8, 0.95), (2, 3, 6, 2)):
+        s = summarize(values[:n], confidence)
+        sd = sps.tstd(values[:n])
+        half = sps.t.ppf(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
+        assert s.half_width == pytest.approx(half, rel=1e-12)
+
+
 def test_degenerate_inputs():
     same = summarize([70.0, 70.0, 70.0])
     assert same.sd == 0.0 and same.ci_low == same.ci_high == 70.0

@@ -79,3 +79,27 @@ def test_a_dataset_prepared_elsewhere_is_keyed_by_its_content_not_its_path():
         "prepared" not in here
         and PrepareNode.of(Graph().add("prepare", "prepare/main", here)).prepared is None
     )
+
+
+def test_a_studys_data_types_each_eval_node_once_however_often_the_report_asks(monkeypatch):
+    """`StudyData.eval_nodes`: the report asks `unfinished_evals` and `planned_tasks` per model and checkpoint,
+    and typing every eval node's config on each call was a third of a small study's report."""
+    from fake_study import backend, small_spec
+
+    from encoderlab.study import data as study_data
+
+    spec = small_spec()
+    data = study_data.StudyData(spec=spec, nodes=list(build_graph(spec, backend())))
+    evals = [n for n in data.nodes if n.kind == "eval"]
+    typed = []
+    monkeypatch.setattr(EvalNode, "of", classmethod(lambda cls, node: typed.append(node) or TYPED_OF(node)))
+    models = sorted({TYPED_OF(n).model for n in evals})
+    for model in models:
+        final = [n for n in evals if TYPED_OF(n).model == model and TYPED_OF(n).step is None]
+        assert data.unfinished_evals([model], None) == (len(final), len(final))
+        assert set(data.planned_tasks([model], None)) == {model}
+    assert len(typed) == len(evals) > 1
+
+
+TYPED_OF = EvalNode.of
+"""`EvalNode.of` as the module found it (the test above counts its calls)."""

@@ -148,6 +148,25 @@ def test_compute_is_recorded_per_node(clean_study):
     )
 
 
+def test_compute_jsonl_is_flushed_to_disk_once_a_run_and_every_marker_is(tmp_path, monkeypatch):
+    """compute.jsonl is rewritten after every node, flushed only at the end (`runner._write_progress`): a flush
+    per node was half a study's fsyncs. Every node's marker, which compute.jsonl is rebuilt from, still is."""
+    flushed = []
+
+    def fsync(fd, real=os.fsync):
+        flushed.append(os.path.basename(os.readlink(f"/proc/self/fd/{fd}")))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    spec = fake_study.pair_spec()
+    run_study(spec, tmp_path, backend(), progress=False)
+    nodes = len(build_graph(spec, backend()))
+    assert sum(name.startswith(".compute.jsonl.") for name in flushed) == 1
+    assert sum(name.startswith(f".{MARKER}.") for name in flushed) == nodes > 1
+    records = (tmp_path / "compute.jsonl").read_text().splitlines()
+    assert len(records) == nodes
+
+
 def test_two_jobs_give_the_same_outputs_as_one_process_and_both_workers_run(
     clean_study, tmp_path, monkeypatch
 ):

@@ -46,6 +46,7 @@ JSON objects evaluation summaries and study reports have always held.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -109,6 +110,16 @@ def finite(**sides: Sequence[float]) -> None:
             )
 
 
+@functools.lru_cache(maxsize=256)
+def t_quantile(q: float, df: float) -> float:
+    """Student's t quantile `q` at `df` degrees of freedom (`scipy.stats.t.ppf`), remembered: a study's report
+    summarises thousands of LR-and-seed groups, nearly all at one or two seed counts, and each scipy call
+    costs about a millisecond of argument checking, most of a report's summarising."""
+    from scipy import stats  # imported when a score is summarised, not by every command that reads eval specs
+
+    return float(stats.t.ppf(q, df))
+
+
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     """Mean, sample sd, n and the t-interval of `values` (None where undefined)."""
     n = len(values)
@@ -118,10 +129,8 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     mean = math.fsum(values) / n
     if n == 1:
         return Estimate(mean=mean, sd=None, n=1, ci_low=None, ci_high=None, half_width=None)
-    from scipy import stats  # imported when a score is summarised, not by every command that reads eval specs
-
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    half = t_quantile(0.5 + confidence / 2, n - 1) * sd / math.sqrt(n)
     return Estimate(mean=mean, sd=sd, n=n, ci_low=mean - half, ci_high=mean + half, half_width=half)
 
 

@@ -180,12 +180,19 @@ class StudyData:
         )
 
     @cached_property
+    def eval_nodes(self) -> list[tuple[Node, EvalNode]]:
+        """Every eval node of the graph with its typed config, in graph order, read once: the report asks
+        per model and checkpoint (`planned_tasks`, `unfinished_evals`), and typing every eval node's config
+        each time was a third of a small study's report."""
+        return [(n, EvalNode.of(n)) for n in self.nodes if n.kind == "eval"]
+
+    @cached_property
     def evals(self) -> list[StudyEval]:
         """Every finished eval node, in graph order."""
         out, done = [], []
-        for n in self.nodes:
-            if n.kind == "eval" and n.name in self.markers:
-                node, record = EvalNode.of(n), self._typed_result(EvalRecord, n)
+        for n, node in self.eval_nodes:
+            if n.name in self.markers:
+                record = self._typed_result(EvalRecord, n)
                 out.append(StudyEval(node.model, node.step, record, node.task_files))
                 done.append(n)
         # a NaN score, or a split dropped: edited by hand (advise reads eval nodes through the same check)
@@ -286,7 +293,7 @@ class StudyData:
         """model -> {task: family} that `models` are evaluated on at checkpoint `step`: the graph's eval nodes,
         finished or not, and every finished result. What a claim can ever compare, not what it has yet."""
         wanted, out = set(models), {}
-        planned = (EvalNode.of(n) for n in self.nodes if n.kind == "eval")
+        planned = (e for _, e in self.eval_nodes)
         for model, at, task, family in [
             *((e.model, e.step, e.task, e.family) for e in planned),
             *((e.model, e.step, e.record.task, e.record.family) for e in self.evals),
@@ -299,8 +306,8 @@ class StudyData:
         """(unfinished, all) eval nodes of `models` at checkpoint `step` (None: final models) in the graph: a
         report rebuilt mid-study, or after a node failed, says what its numbers have not seen yet."""
         wanted, total, done = set(models), 0, 0
-        for n in self.nodes:
-            if n.kind == "eval" and (node := EvalNode.of(n)).model in wanted and node.step == step:
+        for n, node in self.eval_nodes:
+            if node.model in wanted and node.step == step:
                 total += 1
                 done += n.name in self.markers
         return total - done, total
