@@ -39,7 +39,14 @@ def _prepare(out: Path, source: str, tokenizer: str, shards: int = 2) -> Path:
 
 
 @pytest.fixture(scope="module")
-def folders(tmp_path_factory):
+def bpe(tmp_path_factory) -> Path:
+    """A byte-level BPE of 300 ids (`_bpe`), trained once per module: `folders` prepares with it, and a test
+    needing only some tokenizer of that size reads it (each training is a spawned process)."""
+    return _bpe(tmp_path_factory.mktemp("bpe"))
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory, bpe):
     """A simulated hub (FineWeb-Edu with three 350BT files, EuroBERT's tokenizer) and folders prepared
     from it: `fw` the 350BT sample's first two files by two workers, merged; `fw1` its first file;
     `ten` the 10BT sample; `bpe` the first file with another tokenizer."""
@@ -55,7 +62,7 @@ def folders(tmp_path_factory):
             "ten": _prepare(
                 root / "ten", "hf:HuggingFaceFW/fineweb-edu#hf_config=sample-10BT", EUROBERT, shards=1
             ),
-            "bpe": _prepare(root / "bpe", "fineweb-edu-350bt#hf_files=0:1", str(_bpe(root)), shards=1),
+            "bpe": _prepare(root / "bpe", "fineweb-edu-350bt#hf_files=0:1", str(bpe), shards=1),
         }
 
 
@@ -195,7 +202,7 @@ def test_a_study_trains_on_a_prepared_folder_and_keeps_its_nodes_when_it_moves(t
     assert {p: p.stat().st_mtime_ns for p in markers} == markers  # every node kept, none rerun
 
 
-def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_path):
+def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_path, bpe):
     """The key of a `--prepared` folder digested its recipe, split counts and source kinds, not what was
     read: the corpus shuffled (the same documents, the same counts) and prepared again into the same
     folder kept every key, so the study reused results of the old rows. It is now the identity every
@@ -203,18 +210,13 @@ def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_pat
     from fake_study import tiny_corpus
     from tests.study.study_fixtures import MINE, polarity_task_file
 
-    from encoderlab.data.sources import SourceConfig
-    from encoderlab.data.tokenizer import train_tokenizer
     from encoderlab.study.files import load_study_file
 
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
     polarity_task_file(tmp_path)
-    train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
-    study = tmp_path / "my-study.yaml"
-    study.write_text(MINE.replace("vocab_size: 300,", f"vocab_size: 300, tokenizer: {tmp_path / 'tok'},"))
-    cfg = PrepareConfig(
-        sources=(parse_source(str(corpus)),), tokenizer=str(tmp_path / "tok"), decontaminate=()
-    )
+    study = tmp_path / "my-study.yaml"  # any tokenizer of 300 ids: the key reads the prepared folder
+    study.write_text(MINE.replace("vocab_size: 300,", f"vocab_size: 300, tokenizer: {bpe},"))
+    cfg = PrepareConfig(sources=(parse_source(str(corpus)),), tokenizer=str(bpe), decontaminate=())
     data = prepare(cfg, tmp_path / "prepared", workers=1, progress=False)
     spec = with_prepared(load_study_file(study), (f"main={data}",))
 
@@ -223,7 +225,7 @@ def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_pat
 
     before, splits = key(), read_meta(data)["splits"]
     assert key() == before  # the same folder, the same key
-    lines = corpus.read_text().splitlines(keepends=True)  # the first two documents swapped, both trained on
+    lines = corpus.read_text().splitlines(keepends=True)  # the first two documents swapped
     corpus.write_text("".join([lines[1], lines[0], *lines[2:]]))
     shutil.rmtree(data)
     prepare(cfg, data, workers=1, progress=False)
