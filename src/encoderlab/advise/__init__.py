@@ -11,11 +11,12 @@ decide. See docs/advise.md.
 
 Modules: `ladder` (the typed data model), `readers` (CSV/JSONL), `ladderchecks` (the refusals of a read
 ladder: units, rungs apart), `studyread` (study folders), `stepshares` (which runs' shares read off their
-steps are one schedule), `fit` (batched log-Huber fits), `predict` (curves, bootstrap, predictions), `trend`
-(does each schedule improve with compute), `reach` (how far past the ladder the target lies), `decide` (the
-advice), `crossover` (where curves cross), `holdout` (`--hold-out-largest`), `options` (the checks of the fit
-and bootstrap options, one for the API and the CLI), `report` (table, JSON, figure), `commands` (the CLI),
-`synthetic` (known-answer ladders), `suite` (their scored draws and measured figures), `calibration` (the
-calibration figures docs/advise.md quotes, recomputed), `study` (a ladder study).
+steps are one schedule), `fit` (batched log-Huber fits), `fitbatch` (the fit's batch laid out for speed),
+`predict` (curves, bootstrap, predictions), `trend` (does each schedule improve with compute), `reach` (how
+far past the ladder the target lies), `decide` (the advice), `crossover` (where curves cross), `holdout`
+(`--hold-out-largest`), `options` (the checks of the fit and bootstrap options, one for the API and the CLI),
+`report` (table, JSON, figure), `commands` (the CLI), `synthetic` (known-answer ladders), `suite` (their
+scored draws and measured figures), `calibration` (the calibration figures docs/advise.md quotes, recomputed),
+`study` (a ladder study).
 Nothing is imported here so the CLI stays light.
 """

@@ -147,9 +147,13 @@ class Rungs:
 
     def means(self, values: np.ndarray) -> np.ndarray:
         """(M, R) mean of each rung from (M, n) run values."""
-        counts = np.bincount(self.index, minlength=len(self.points))
-        sums = np.stack([np.bincount(self.index, weights=row, minlength=len(self.points)) for row in values])
-        return sums / counts
+        r = len(self.points)
+        counts = np.bincount(self.index, minlength=r)
+        # one bincount over every row's runs, each row's rungs bins of their own: each bin adds its runs in their
+        # order, as a bincount per row did (a row at a time was ~4% of an advice's time, over its replicates)
+        values = np.asarray(values, dtype=float)
+        bins = (self.index[None] + r * np.arange(len(values))[:, None]).ravel()
+        return np.bincount(bins, weights=values.ravel(), minlength=r * len(values)).reshape(-1, r) / counts
 
     def seed_noise(self, values: np.ndarray) -> tuple[float, int]:
         """The pooled seed noise of (n,) run values: their squared deviations from their rung's mean, summed,
