@@ -78,26 +78,46 @@ def _ephemeral_low() -> int:
     return max(low, 11_000)
 
 
-SPAWN_TIMEOUT_S = 900
-"""How long two spawned ranks may take (all of a test file's jobs run well under 2 minutes on 2 loaded
-cores); past it the ranks are killed and the test fails, rather than CI waiting out its limit."""
+RANKS_TIMEOUT_S = 900
+"""How long two ranks may take (all of a test file's jobs run well under 2 minutes on 2 loaded cores); past
+it the ranks are killed and the test fails, rather than CI waiting out its limit."""
 
 
 def spawn_ranks(worker, args: tuple, nprocs: int = 2) -> None:
-    """`torch.multiprocessing.spawn(worker, args, nprocs)`, failed after `SPAWN_TIMEOUT_S` seconds: a
-    rank that hangs (a collective or teardown waiting for good) fails its test file instead of hanging it."""
+    """`torch.multiprocessing.spawn(worker, args, nprocs)`, failed after `RANKS_TIMEOUT_S` seconds: freshly
+    started interpreters, for the tests whose bug a fork of `start_ranks` hits less often (their docstrings
+    say by how much); every other test starts its ranks with `start_ranks`, a 3-4 CPU-second import cheaper
+    per rank."""
     import pytest
     import torch.multiprocessing as mp
 
     context = mp.start_processes(worker, args=args, nprocs=nprocs, join=False, start_method="spawn")
-    deadline = time.monotonic() + SPAWN_TIMEOUT_S
+    deadline = time.monotonic() + RANKS_TIMEOUT_S
     while not context.join(timeout=5):
         if time.monotonic() > deadline:
             for process in context.processes:
                 process.kill()
             pytest.fail(
-                f"{nprocs} spawned ranks still running after {SPAWN_TIMEOUT_S} s: a hang (py-spy dump shows where)"
+                f"{nprocs} spawned ranks still running after {RANKS_TIMEOUT_S} s: a hang (py-spy dump shows where)"
             )
+
+
+def start_ranks(worker, args: tuple, nprocs: int = 2) -> None:
+    """`worker(rank, *args)` in `nprocs` ranks at once, forked from a process that has imported torch
+    (tests/train/ranks.py: each a whole interpreter, finalized at its end, as `torch.multiprocessing.spawn`'s
+    are), the test failed when one fails (the others killed, as spawn's join does) or after `RANKS_TIMEOUT_S`
+    seconds: a rank that hangs (a collective or teardown waiting for good) fails its test file instead of
+    hanging it."""
+    import pytest
+    from tests.train.ranks import run_ranks
+
+    codes = run_ranks(worker, args, nprocs, RANKS_TIMEOUT_S, stop_on_failure=True)
+    if codes is None:
+        pytest.fail(
+            f"{nprocs} ranks still running after {RANKS_TIMEOUT_S} s: a hang (py-spy dump shows where)"
+        )
+    if any(codes):
+        pytest.fail(f"ranks of {worker.__qualname__} exited {codes} (a traceback is in the captured stderr)")
 
 
 def save_tiny_bert(folder, dtype: torch.dtype = torch.float32) -> None:

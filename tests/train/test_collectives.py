@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests.train.helpers import free_ports, spawn_ranks
+from tests.train.helpers import free_ports, start_ranks
 
 from encoderlab.data.batch import BatchLayout
 from encoderlab.train import distributed
@@ -42,7 +42,7 @@ def _worker(rank: int, port: int, out: str) -> None:
 
 def test_gather_is_json_in_rank_order_and_a_destroyed_group_is_kept_until_the_process_ends(tmp_path):
     """The group's C++ destructor must not run right after a collective (`distributed._RETIRED`)."""
-    spawn_ranks(_worker, (free_ports(1)[0], str(tmp_path)))
+    start_ranks(_worker, (free_ports(1)[0], str(tmp_path)))
     for rank in (0, 1):
         report = json.loads((tmp_path / f"rank{rank}.json").read_text())
         assert report["gathered"] == json.loads(json.dumps(VALUES))

@@ -1,6 +1,6 @@
 """Data parallelism on CPU (gloo, 2 processes) against one process over the same global batch.
 
-One spawn of two processes runs every distributed job of this file (process start-up and imports
+One start of two ranks (`start_ranks`) runs every distributed job of this file (process start-up and imports
 dominate on 2 cores); the tests then compare its outputs with single-process runs made here. The
 workers join the process group the way `torchrun` makes them (RANK, WORLD_SIZE, MASTER_ADDR/PORT
 in the environment), so `pretrain` (one job: `encoderlab pretrain` itself) runs unchanged and
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-from tests.train.helpers import free_ports, metrics, spawn_ranks, tiny_run
+from tests.train.helpers import free_ports, metrics, start_ranks, tiny_run
 
 from encoderlab.cli import main
 from encoderlab.config import save_yaml
@@ -77,7 +77,7 @@ def runs(tmp_path_factory):
     torch.set_num_threads(1)  # on 2 shared cores, one thread per process is several times faster
     pretrain(run_cfg(root / "ref", ONE))
     pretrain(run_cfg(root / "one_to_two", ONE), until_step=SPLIT_STEP)
-    spawn_ranks(_worker, (str(root), free_ports(5)))
+    start_ranks(_worker, (str(root), free_ports(5)))
     pretrain(run_cfg(root / "two_to_one", ONE), resume=True)
     torch.set_num_threads(threads)
     return root

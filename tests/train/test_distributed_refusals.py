@@ -7,7 +7,7 @@ and died with a gloo "Connection closed by peer" traceback (on NCCL: waited for 
 rank 0 had created the run folder. Every check that can refuse now runs before any collective and is
 agreed between the ranks (`distributed.agreed`): rank 0 prints one line, every rank exits with its code.
 
-One spawn of two processes runs every job (start-up dominates on 2 cores); each job records, per
+One start of two ranks (`start_ranks`) runs every job (start-up dominates on 2 cores); each job records, per
 rank, its exit code and what it printed to stderr.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests.train.helpers import free_ports, spawn_ranks, tiny_run
+from tests.train.helpers import free_ports, start_ranks, tiny_run
 from tests.train.test_distributed import TWO
 
 from encoderlab.config import save_yaml
@@ -96,7 +96,7 @@ def _worker(rank: int, root: str, ports: list[int]) -> None:
 def outcomes(tmp_path_factory):
     root = tmp_path_factory.mktemp("refusals")
     save_yaml(tiny_run(root / "unused", layout=TWO), root / "two.yaml")
-    spawn_ranks(_worker, (str(root), free_ports(len(_jobs(root)))))
+    start_ranks(_worker, (str(root), free_ports(len(_jobs(root)))))
 
     def read(name: str) -> list[dict]:
         return [json.loads((root / f"{name}.{rank}.json").read_text()) for rank in (0, 1)]

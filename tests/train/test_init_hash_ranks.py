@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests.train.helpers import free_ports, spawn_ranks, tiny_run
+from tests.train.helpers import free_ports, start_ranks, tiny_run
 
 from encoderlab.config import save_yaml
 from encoderlab.data.batch import BatchLayout
@@ -87,7 +87,7 @@ def outcomes(tmp_path_factory):
         save_yaml(
             dataclasses.replace(cfg, layout=TWO, model=ModelSpec(init=str(moved))), root / f"{name}.yaml"
         )
-    spawn_ranks(_worker, (str(root), free_ports(len(JOBS))))
+    start_ranks(_worker, (str(root), free_ports(len(JOBS))))
 
     def read(name: str) -> list[dict]:
         return [json.loads((root / f"{name}.{rank}.json").read_text()) for rank in (0, 1)]

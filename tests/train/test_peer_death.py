@@ -9,7 +9,7 @@ traceback (`test_other_failures_are_not_taken_for_a_peers_death`).
 The run is then resumable as the line says: no lock nor its temporary files left, the step-3 checkpoint the
 last complete one, and the same two ranks with `--resume` train on to the end.
 
-The ranks are started as `torch.multiprocessing.spawn` would start them, but joined by hand: its join stops
+The ranks are started as `start_ranks` starts them (tests/train/ranks.py), but without its stop: that kills
 every other rank as soon as one exits non-zero, which here is rank 1 by design.
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import multiprocessing
 import os
 import re
 import socket
@@ -26,7 +25,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests.train.helpers import SPAWN_TIMEOUT_S, free_ports, metrics, tiny_run
+from tests.train.helpers import RANKS_TIMEOUT_S, free_ports, metrics, tiny_run
+from tests.train.ranks import run_ranks
 from tests.train.test_distributed import TWO
 
 from encoderlab.config import save_yaml
@@ -87,20 +87,13 @@ def _rank(rank: int, root: str, port: int, where: str) -> None:
     (Path(root) / f"{rank}.json").write_text(json.dumps({"code": code, "stderr": err.getvalue()}))
 
 
-def _two_ranks(tmp_path: Path, where: str) -> list[int | None]:
+def _two_ranks(tmp_path: Path, where: str) -> list[int]:
     """The exit codes of two ranks of `two.yaml` into `tmp_path/run`, rank 1 dying `where` (or none: "resume")."""
-    spawn = multiprocessing.get_context("spawn")
-    port = free_ports(1)[0]
-    ranks = [spawn.Process(target=_rank, args=(rank, str(tmp_path), port, where)) for rank in (0, 1)]
-    for process in ranks:
-        process.start()
-    for process in ranks:
-        process.join(SPAWN_TIMEOUT_S)
-    hung = [process for process in ranks if process.is_alive()]
-    for process in hung:
-        process.kill()
-    assert not hung, f"ranks still running after {SPAWN_TIMEOUT_S} s: a hang"
-    return [process.exitcode for process in ranks]
+    codes = run_ranks(
+        _rank, (str(tmp_path), free_ports(1)[0], where), 2, RANKS_TIMEOUT_S, stop_on_failure=False
+    )
+    assert codes is not None, f"ranks still running after {RANKS_TIMEOUT_S} s: a hang"
+    return codes
 
 
 @pytest.mark.parametrize("where", ["step", "backward"])

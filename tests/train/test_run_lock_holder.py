@@ -4,7 +4,7 @@ Under torchrun the run lock is rank 0's, and its refusal said `R is in use by pr
 resume beside the orphaned ranks of a SIGKILLed torchrun (docs/scaling.md) was told of one process, while others, on
 other nodes, still trained and had to be stopped too. The holder is now `pretrain rank 0 of N processes on M nodes`
 (`runfolder.lock_holder`; the nodes from torchrun's LOCAL_WORLD_SIZE, left unsaid where it does not tell them).
-Two spawned ranks, each told it is alone on its node (LOCAL_WORLD_SIZE=1), as on two nodes of one process each.
+Two ranks (`start_ranks`), each told it is alone on its node (LOCAL_WORLD_SIZE=1), as on two nodes of one process each.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
-from tests.train.helpers import free_ports, spawn_ranks, tiny_run
+from tests.train.helpers import free_ports, start_ranks, tiny_run
 
 import encoderlab.train.trainer as trainer_module
 from encoderlab.config import save_yaml
@@ -60,7 +60,7 @@ def _rank(rank: int, port: int, root: str) -> None:
 
 @pytest.mark.distributed
 def test_a_resume_beside_a_run_of_two_nodes_names_rank_zero_of_two_processes_on_two_nodes(tmp_path, capsys):
-    spawn_ranks(_rank, (free_ports(1)[0], str(tmp_path)))
+    start_ranks(_rank, (free_ports(1)[0], str(tmp_path)))
     holder = json.loads((tmp_path / "holder.json").read_text())
     assert holder["what"] == "pretrain rank 0 of 2 processes on 2 nodes"  # was: "pretrain"
     run = tmp_path / "run"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests.train.helpers import free_ports, metrics, spawn_ranks
+from tests.train.helpers import free_ports, metrics, start_ranks
 from tests.train.test_distributed import ONE, TWO, run_cfg
 
 from encoderlab.train import pretrain
@@ -54,7 +54,7 @@ def test_a_stale_lock_of_rank_zeros_host_does_not_stop_a_resume_on_two_nodes(tmp
         "what": "pretrain",
     }
     (run / LOCK).write_text(json.dumps(stale))
-    spawn_ranks(
+    start_ranks(
         _rank, (str(run), free_ports(1)[0])
     )  # was: both ranks refused ("rank 1: ... is in use by ...")
     assert [r["step"] for r in metrics(run)] == list(range(1, 7))
