@@ -299,6 +299,17 @@ def _zero_below(path, size, scale):
     return path
 
 
+def _tokens_divided(path, rows_at, by):
+    """`path` with the tokens of its data rows `rows_at` (0: the first after the header) divided by `by`."""
+    head, *rows = path.read_text().splitlines()
+    for i in rows_at:
+        cells = rows[i].split(",")
+        cells[3] = f"{float(cells[3]) / by:g}"
+        rows[i] = ",".join(cells)
+    path.write_text("\n".join([head, *rows]) + "\n")
+    return path
+
+
 def test_a_schedule_at_zero_then_under_1_beside_percent_is_advised(tmp_path):
     """MCC 0, 0, then 0.7 (CoLA near chance, in percent) beside scores of 60 or more: zeros are in no unit, and
     a schedule at 0 and under 1 is percent near chance, not fractions (0%, 0%, then 70%); it was refused as
@@ -310,13 +321,7 @@ def test_a_schedule_at_zero_then_under_1_beside_percent_is_advised(tmp_path):
 def test_tokens_of_one_schedule_in_billions_are_refused(tmp_path, capsys):
     """CLM's D written in billions (0.02 for 2e7) beside MLM's counts, at the sizes both ran: was advised, its
     tokens per parameter 1e9 times too few, with nothing but warnings of extrapolation."""
-    path = _scores(tmp_path / "units.csv")
-    head, *rows = path.read_text().splitlines()
-    for i in range(6, 12):
-        cells = rows[i].split(",")
-        cells[3] = f"{float(cells[3]) / 1e9:g}"
-        rows[i] = ",".join(cells)
-    path.write_text("\n".join([head, *rows]) + "\n")
+    path = _tokens_divided(_scores(tmp_path / "units.csv"), range(6, 12), 1e9)
     err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
     assert err.endswith(
         f"{path}:2 (MLM-40) is at N=1e+06, D=2e+07 and {path}:8 (CLM) at N=1e+06, D=0.02: 1e+09 times apart at "
@@ -348,13 +353,7 @@ def test_tokens_in_billions_at_sizes_the_other_schedule_never_ran_are_refused(tm
 def test_a_seed_whose_tokens_are_in_thousands_is_refused(tmp_path, capsys):
     """CLM's seed 1 logged by another script, its D in thousands (2e4 for 2e7): schedules were compared with each
     other only, so this one was advised, its two seeds 1e3 times apart per parameter at every size."""
-    path = _scores(tmp_path / "seeds.csv")
-    head, *rows = path.read_text().splitlines()
-    for i in (7, 9, 11):  # CLM's seed 1, lines 9, 11 and 13
-        cells = rows[i].split(",")
-        cells[3] = f"{float(cells[3]) / 1e3:g}"
-        rows[i] = ",".join(cells)
-    path.write_text("\n".join([head, *rows]) + "\n")
+    path = _tokens_divided(_scores(tmp_path / "seeds.csv"), (7, 9, 11), 1e3)  # CLM's seed 1, lines 9, 11, 13
     err = _refused(capsys, tmp_path, [str(path), "--metric", "finetune:sst2", "--target-flops", "1e16"])
     assert err.endswith(
         f"{path}:8 (CLM) is at N=1e+06, D=2e+07 and {path}:9 (CLM) at N=1e+06, D=20000: 1e+03 times apart at one "

@@ -61,15 +61,20 @@ def test_repeated_flags_keep_every_value(capsys):
     assert "total_steps: 12" in printed and "\nseed: 3" in printed and "lr: 0.002" in printed
 
 
+TOO_LONG = r"this run trains a \d+M-parameter model for 12 steps .*: about .* years .*pass --yes to start it"
+"""The refusal of a run `too_long` gives."""
+
+
+def too_long(tmp_path) -> list:
+    """SMOKE for 12 steps at a peak of 1e-10 TFLOP/s: SMOKE's rows hold an eighth of the recipe's tokens, so its
+    FLOPs need that low a peak to take years."""
+    return [*SMOKE, "--param", "steps=12", "--set", "peak_tflops=1e-10", "--out", tmp_path / "o"]
+
+
 def test_a_run_too_long_for_this_machine_asks_for_yes(tmp_path, capsys):
-    # 1e-10: SMOKE's rows hold an eighth of the recipe's tokens, so its FLOPs need a lower peak to take years
-    argv = [*SMOKE, "--param", "steps=12", "--set", "peak_tflops=1e-10", "--out", tmp_path / "o"]
+    argv = too_long(tmp_path)
     code, err = cli(argv, capsys)
-    assert_one_line(
-        code,
-        err,
-        r"this run trains a \d+M-parameter model for 12 steps .*: about .* years .*pass --yes to start it",
-    )
+    assert_one_line(code, err, TOO_LONG)
     assert "of 1e-10 TFLOP/s)" in err  # the peak it assumed, not "0.00 TFLOP/s" (a loaded CPU's read that)
     assert not (tmp_path / "o").exists()
     code, err = cli([*argv, "--yes"], capsys)

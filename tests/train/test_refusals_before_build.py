@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
-from tests.train.test_pretrain_cli import SMOKE
+from tests.train.test_pretrain_cli import SMOKE, TOO_LONG, too_long
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.train.build import build_model
@@ -20,13 +20,8 @@ def _no_build(*args, **kwargs):
 
 def test_a_run_too_long_is_refused_before_its_model_is_built(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("encoderlab.train.step.build_model", _no_build)
-    argv = [*SMOKE, "--param", "steps=12", "--set", "peak_tflops=1e-10", "--out", tmp_path / "o"]
-    code, err = cli(argv, capsys)
-    assert_one_line(
-        code,
-        err,
-        r"this run trains a \d+M-parameter model for 12 steps .*: about .* years .*pass --yes to start it",
-    )
+    code, err = cli(too_long(tmp_path), capsys)
+    assert_one_line(code, err, TOO_LONG)
     assert not (tmp_path / "o").exists()
 
 
