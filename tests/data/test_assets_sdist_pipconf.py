@@ -79,6 +79,31 @@ def test_every_file_pip_reads_is_part_of_the_key(tmp_path, monkeypatch):
     assert [f for f in read if f not in watched] == []
 
 
+@pytest.mark.parametrize(
+    "home, config_home, config_dirs",
+    [("home", "  ", f"relative{os.pathsep}"), ("", "relative", f" {os.sep}elsewhere ")],
+    ids=["blank, none absolute", "empty home, relative, padded"],
+)
+def test_every_file_pip_reads_with_odd_xdg_variables_is_part_of_the_key(
+    tmp_path, monkeypatch, home, config_home, config_dirs
+):
+    """pip 26's platformdirs strips an XDG variable and takes an absolute folder only, else its default: a
+    blank or relative `XDG_CONFIG_HOME` is ~/.config, an `XDG_CONFIG_DIRS` of no absolute folder /etc/xdg, an
+    empty `HOME` the passwd home. Those files were not watched, so an edit of one kept pip's old answer."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "pip.conf"))
+    monkeypatch.setenv("HOME", str(tmp_path / home) if home else "")
+    monkeypatch.setenv("XDG_CONFIG_HOME", config_home)
+    monkeypatch.setenv("XDG_CONFIG_DIRS", config_dirs.replace(os.sep, str(tmp_path) + os.sep, 1))
+    debug = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "debug"], capture_output=True, text=True, check=True
+    ).stdout
+    read = re.findall(r"^  (\S.*), exists: (?:True|False)$", debug, flags=re.MULTILINE)
+    assert len(read) >= 5  # the env file, two global, one site and two user files: the listing was read
+    watched = set(pipconf._pip_files())
+    assert [f for f in read if f not in watched] == []
+
+
 def test_the_client_reads_its_callers_settings_and_asks_no_pip(tmp_path, monkeypatch):
     """`cache` runs the client with `client_env`: the caller's settings (here pip.conf's find-links and no-index)
     are where the client looks, without a `pip config list` of its own."""

@@ -79,25 +79,29 @@ def _pip_inputs() -> tuple:
 
 def _pip_files() -> list[str]:
     """The files pip reads its settings from (pip's `configuration.get_configuration_files`, with
-    platformdirs' folders of each system), and `PIP_CONFIG_FILE`."""
-    home = Path(
-        os.path.expanduser("~")
-    )  # as pip finds it; never raises (Path.home() does without HOME or a passwd entry)
-    user = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-    site_dirs = (os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
+    platformdirs' folders of each system), and `PIP_CONFIG_FILE`. An XDG variable's folders are taken both as
+    written and as pip 26's platformdirs takes them (stripped, an absolute one only, else the default), and
+    the default folders always: a relative `XDG_CONFIG_HOME`, a blank one or an `XDG_CONFIG_DIRS` of no
+    absolute folder sent pip to ~/.config and /etc/xdg, which were not watched (nor the passwd home an empty
+    `HOME` leaves platformdirs)."""
+    homes = [os.path.expanduser("~"), _passwd_home()]  # expanduser never raises (Path.home() does)
+    user = os.environ.get("XDG_CONFIG_HOME", "")
+    site_dirs = os.environ.get("XDG_CONFIG_DIRS", "").split(os.pathsep)
     folders = [
         *site_dirs,
+        *(d.strip() for d in site_dirs),
+        "/etc/xdg",
         "/etc",
         user,
-        str(home / ".pip"),
-        str(home / "pip"),
-        str(home / "Library" / "Application Support"),
+        user.strip(),
+        *(os.path.join(h, d) for h in homes if h is not None for d in (".config", ".pip", "pip")),
+        *(os.path.join(h, "Library", "Application Support") for h in homes if h is not None),
         "/Library/Application Support",
         *(os.environ.get(k, "") for k in ("APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "ALLUSERSPROFILE")),
     ]
     files = [
         os.path.join(f, n)
-        for f in folders
+        for f in dict.fromkeys(folders)
         if f
         for n in ("pip.conf", "pip.ini", "pip/pip.conf", "pip/pip.ini")
     ]
@@ -107,6 +111,17 @@ def _pip_files() -> list[str]:
         os.path.join(sys.prefix, "pip.ini"),
         os.environ.get("PIP_CONFIG_FILE", ""),
     ]
+
+
+def _passwd_home() -> str | None:
+    """The home folder the password database gives this user (platformdirs' when `HOME` is empty); None
+    where there is none (Windows, no entry)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, AttributeError):
+        return None
 
 
 def _bytes_of(path: str) -> bytes | tuple | None:
