@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import os
 import pickle
 import select
@@ -37,12 +38,18 @@ PRELOAD = (
     "torch",
     "torch.distributed",
     "torch._dynamo",
+    "torch.distributed.checkpoint",
     "encoderlab.train.distributed",
     "encoderlab.cli",
+    "encoderlab.train.cli",
     "tests.train.helpers",
+    "transformers:PreTrainedTokenizerFast",
 )
 """What the zygote imports before its first fork: what every rank of the training tests imports. DDP's
-constructor imports torch._dynamo (and with it FSDP), 2-3 CPU-seconds that each DDP or FSDP rank paid."""
+constructor imports torch._dynamo (and with it FSDP), 2-3 CPU-seconds that each DDP or FSDP rank paid; a
+rank that trains makes the synthetic data's tokenizer, whose transformers import (`module:attribute`: the
+attribute of transformers' lazy module imports the module that defines it) cost each such rank 1.3, and the
+`pretrain` command's parser and DCP's checkpoint modules 0.4 more."""
 
 _ZYGOTE: subprocess.Popen | None = None
 
@@ -139,8 +146,11 @@ def serve() -> None:
     requests, replies = os.dup(0), os.dup(1)  # the protocol's; stdout is stderr from here on, stdin empty
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
-    for name in PRELOAD:
-        __import__(name)
+    for entry in PRELOAD:
+        name, _, attribute = entry.partition(":")
+        module = importlib.import_module(name)
+        if attribute:
+            getattr(module, attribute)
     while request := _read(requests):
         try:
             fn, args, nprocs, stop_on_failure, env, cwd = pickle.loads(request)
