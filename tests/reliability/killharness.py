@@ -19,10 +19,13 @@ Design
     (`protocol.run_one`) into the job folder, so tests can prove that a partial checkpoint is never
     loaded and a finished node is never recomputed.
 
-Protocol: `python killharness.py` reads one JSON job per stdin line, answers one JSON line
-{"returncode", "signal", "seconds"} per job (`Zygote` in Python wraps this). A job is
-{"argv": [...], "dir": job folder, "env": {...}, "kill": {"kind": ..., "arg": ...} | null}; with
-"call": "module:function" and "args": [...] the child calls that instead of the command line.
+Protocol: `python killharness.py [MODULE ...]` imports the MODULEs (default: `PRELOAD`), then reads one
+JSON job per stdin line, answers one JSON line {"returncode", "signal", "seconds"} per job (`Zygote` in
+Python wraps this). A job is {"argv": [...], "dir": job folder, "env": {...}, "kill": {"kind": ..., "arg":
+...} | null}; with "call": "module:function" and "args": [...] the child calls that instead of the command
+line. With "script": source, the child runs that source as `__main__` with `sys.argv` = ["-c", *args], as
+`python -c` would, and ends through the interpreter's own shutdown (atexit hooks, module teardown), not
+`os._exit`: for tests of what happens as a process ends, without a torch import per process.
 """
 
 from __future__ import annotations
@@ -225,16 +228,37 @@ def install_recorders(job_dir: Path) -> None:
     _wrap(protocol, "run_one", make_run_one)
 
 
-def _child(job: dict) -> None:
-    job_dir = Path(job["dir"])
+def _streams_to(job_dir: Path) -> None:
+    """This (child) process's stdout and stderr into `job_dir`'s files of those names."""
     job_dir.mkdir(parents=True, exist_ok=True)
     for fd, name in ((1, "stdout"), (2, "stderr")):
         f = os.open(job_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(f, fd)
         os.close(f)
-    # The child's streams live until os._exit: no context manager can own them.
+    # The child's streams live until it exits: no context manager can own them.
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+
+
+def _script_child(job: dict) -> None:
+    """Run the job's "script" as `python -c SCRIPT ARGS...` runs it; its SystemExit (or the one after
+    it) leaves through `serve` to the interpreter's shutdown, which runs the atexit hooks."""
+    import types
+
+    _streams_to(Path(job["dir"]))
+    os.environ.update(job.get("env", {}))
+    main = types.ModuleType("__main__")  # `cli.COMMANDS[...] = "__main__:fn"` resolves to the script's
+    sys.modules["__main__"] = main
+    sys.argv = ["-c", *job.get("args", [])]
+    exec(compile(job["script"], "<string>", "exec"), main.__dict__)
+    sys.exit(0)
+
+
+def _child(job: dict) -> None:
+    if job.get("script"):
+        _script_child(job)
+    job_dir = Path(job["dir"])
+    _streams_to(job_dir)
     os.environ.update(job.get("env", {}))
     code = 70
     try:
@@ -312,19 +336,26 @@ def _wait(pid: int, kill: dict) -> int:
         time.sleep(0.001)
 
 
-def serve() -> None:
+PRELOAD = (
+    "transformers",
+    "encoderlab.cli",
+    "encoderlab.eval.commands",
+    "encoderlab.study.runner",  # the study kill test's `call` jobs
+    "encoderlab.train.cli",
+)
+"""What the zygote imports before its first fork, by default; a `Zygote(imports=...)` names fewer where
+its jobs need fewer (a pretrain needs neither transformers nor the evaluation code)."""
+
+
+def serve(modules: list[str]) -> None:
     """The zygote loop: import once, then fork one child per job line."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # preludes import tests.*
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
-    import transformers  # noqa: F401
 
-    import encoderlab.cli  # noqa: F401
-    import encoderlab.eval.commands  # noqa: F401
-    import encoderlab.study.runner  # noqa: F401  (the study kill test's `call` jobs)
-    import encoderlab.train.cli  # noqa: F401
-
+    for module in ("encoderlab.cli", *modules):
+        importlib.import_module(module)
     torch.set_num_threads(1)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
@@ -345,10 +376,10 @@ def serve() -> None:
 class Zygote:
     """The test-side handle: `with Zygote() as z: z.run(argv, job_dir, kill=...)`."""
 
-    def __init__(self, threads: int = 1):
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    def __init__(self, threads: int = 1, imports: tuple[str, ...] = PRELOAD, env: dict | None = None):
+        env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
         self.proc = subprocess.Popen(
-            [sys.executable, __file__],
+            [sys.executable, __file__, *imports],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -379,4 +410,4 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(sys.argv[1:] or list(PRELOAD))

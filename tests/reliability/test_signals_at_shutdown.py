@@ -16,6 +16,7 @@ import sys
 import time
 
 import pytest
+from tests.reliability.killharness import Zygote
 
 LINE = "encoderlab: interrupted; completed work is kept (rerun to resume)"
 SCRIPT = """
@@ -118,27 +119,38 @@ cli.main()
 """
 
 
+@pytest.fixture(scope="module")
+def trainer_zygote():
+    """A process that imported torch and the pretrain command once; each case below is a child forked from it
+    that runs its script as `python -c` does and ends through the interpreter's shutdown (killharness's
+    "script" jobs): a fresh interpreter per case spent most of its seconds importing torch."""
+    with Zygote(imports=("encoderlab.train.cli",), env={"PYTHONPATH": os.pathsep.join(sys.path)}) as z:
+        yield z
+
+
+def _run_script(zygote: Zygote, script: str, args: list[str], job_dir) -> subprocess.CompletedProcess:
+    """`python -c script *args`, forked from `zygote`, as `subprocess.run` answers it."""
+    done = zygote.run([], job_dir, script=script, args=args)
+    stdout = (job_dir / "stdout").read_text()
+    return subprocess.CompletedProcess(args, done["returncode"], stdout, done["stderr"])
+
+
 @pytest.mark.parametrize(
     ("signum", "times"), [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGTERM, 2)]
 )  # each signal's note; a second one is one handler for both signals (`interrupts._note_late`)
-def test_a_signal_after_the_runs_summary_is_a_note_not_an_interruption(tmp_path, signum, times):
+def test_a_signal_after_the_runs_summary_is_a_note_not_an_interruption(
+    tmp_path, trainer_zygote, signum, times
+):
     """A finished `pretrain` (final/ written, its summary printed) that got a Ctrl-C or SIGTERM before it
     returned said "interrupted" and exited 130, sending the user to resume a complete run. Its result is final
     once its run returned, final/ written (`interrupts.work_complete`): one signal is now the note and exit 0, the command
-    running to its end; a second one still stops it as Ctrl-C does. Each case trains in a fresh process (a
-    torch import and a run): SIGINT twice would run SIGTERM twice's code again, so it is not run."""
+    running to its end; a second one still stops it as Ctrl-C does. Each case trains in its own process (forked
+    from `trainer_zygote`): SIGINT twice would run SIGTERM twice's code again, so it is not run."""
     from tests.reliability.hostile_world import TINY_RUN
 
     (tmp_path / "tiny.yaml").write_text(TINY_RUN)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
     args = [str(int(signum)), str(times), str(tmp_path / "tiny.yaml"), str(tmp_path / "run")]
-    res = subprocess.run(
-        [sys.executable, "-c", FINISHED_RUN_SCRIPT, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    res = _run_script(trainer_zygote, FINISHED_RUN_SCRIPT, args, tmp_path / "job")
     finished = f"encoderlab: note: {signal.Signals(signum).name} arrived after the command had finished; its work is complete"
     assert "Traceback" not in res.stderr, res.stderr
     assert (res.returncode, res.stderr.strip().splitlines()[-1]) == (
@@ -171,21 +183,15 @@ cli.main()
 """
 
 
-def test_a_signal_after_a_run_inside_a_longer_command_still_interrupts_it(tmp_path):
+def test_a_signal_after_a_run_inside_a_longer_command_still_interrupts_it(tmp_path, trainer_zygote):
     """A study (--jobs 1) runs its pretrain nodes through `train.pretrain` in its own process. When the trainer
     itself marked the work complete, a Ctrl-C or SIGTERM after the first node was only noted: the study ran on
     and ended with "its work is complete" and 0. Only `pretrain_command` marks it: the longer command stops."""
     from tests.reliability.hostile_world import TINY_RUN
 
     (tmp_path / "tiny.yaml").write_text(TINY_RUN)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
-    res = subprocess.run(
-        [sys.executable, "-c", STUDY_LIKE_SCRIPT, str(tmp_path / "tiny.yaml"), str(tmp_path / "run")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    args = [str(tmp_path / "tiny.yaml"), str(tmp_path / "run")]
+    res = _run_script(trainer_zygote, STUDY_LIKE_SCRIPT, args, tmp_path / "job")
     assert "trained" in res.stdout.split(), res.stderr
     assert (res.returncode, res.stderr.strip().splitlines()[-1]) == (130, LINE)
     assert "returned" not in res.stdout.split()
