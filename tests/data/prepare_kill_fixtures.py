@@ -3,7 +3,8 @@ command they run, the kill-then-rerun loop (`kill_then_rerun`), and what they co
 folder with an uninterrupted one (`assert_same_as_uninterrupted`).
 
 The loop runs `encoderlab.cli.main` in children forked by the kill harness's zygote
-(tests/reliability/killharness.py), which imported torch and encoderlab once."""
+(tests/reliability/killharness.py), which imported `data prepare`'s modules once (`killharness.DATA_PREPARE`:
+transformers, not torch, which the command does not import)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 import random
 import signal
 
-from tests.reliability.killharness import Zygote
+from tests.reliability.killharness import DATA_PREPARE, Zygote
 
 from encoderlab.jsonlines import read_records
 
@@ -53,7 +54,7 @@ def kill_then_rerun(corpus, tok, tmp_path, seed: int, decontaminate="none"):
     argv = {"tok": tok, "decontaminate": decontaminate}
     clean, out = tmp_path / "clean", tmp_path / "out"
     rng, kills, seen = random.Random(seed), 0, []
-    with Zygote() as z:
+    with Zygote(imports=DATA_PREPARE, recorders=False) as z:
         assert z.run(prepare_command(corpus, out=clean, **argv), tmp_path / "job_clean")["returncode"] == 0
         for i in range(4):
             progress = out.with_name(out.name + ".tmp") / "progress.json"

@@ -1,7 +1,8 @@
 """Run real `encoderlab` commands in child processes and SIGKILL them at chosen moments.
 
 Design
-  * A *zygote* process imports torch, transformers and encoderlab once, then forks one child per
+  * A *zygote* process imports torch, transformers and encoderlab once (`PRELOAD`, or what the test's
+    `Zygote(imports=...)` names: `DATA_PREPARE` for `data prepare`, which needs no torch), then forks one child per
     job; each child runs `encoderlab.cli.main(argv)` exactly as the console script does and is
     killed with SIGKILL (uncatchable: no `finally`, no flush, no atexit). Forking is the trade-off
     that keeps ten kill/resume cycles near a minute on two loaded cores, where a fresh interpreter
@@ -265,7 +266,8 @@ def _child(job: dict) -> None:
         for target in job.get("prelude", []):
             module, _, fn = target.partition(":")
             getattr(__import__(module, fromlist=[fn]), fn)()
-        install_recorders(job_dir)
+        if job.get("recorders", True):
+            install_recorders(job_dir)
         kill = job.get("kill") or {}
         if kill.get("kind") in TRIGGERS:
             install_trigger(kill["kind"], kill.get("arg", 0))
@@ -337,6 +339,7 @@ def _wait(pid: int, kill: dict) -> int:
 
 
 PRELOAD = (
+    "torch",
     "transformers",
     "encoderlab.cli",
     "encoderlab.eval.commands",
@@ -344,7 +347,16 @@ PRELOAD = (
     "encoderlab.train.cli",
 )
 """What the zygote imports before its first fork, by default; a `Zygote(imports=...)` names fewer where
-its jobs need fewer (a pretrain needs neither transformers nor the evaluation code)."""
+its jobs need fewer (a pretrain needs neither transformers nor the evaluation code, `data prepare` no torch)."""
+
+DATA_PREPARE = (
+    "transformers",
+    "encoderlab.data.commands",
+    "encoderlab.data.prepare",
+    "encoderlab.data.tokenizer",
+)
+"""A zygote's imports for `data prepare` jobs: no torch (the command imports none) and so no recorders,
+which wrap the trainer's and the evaluation's code (`Zygote(imports=DATA_PREPARE, recorders=False)`)."""
 
 
 def serve(modules: list[str]) -> None:
@@ -352,11 +364,10 @@ def serve(modules: list[str]) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # preludes import tests.*
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import torch
-
     for module in ("encoderlab.cli", *modules):
         importlib.import_module(module)
-    torch.set_num_threads(1)
+    if "torch" in sys.modules:  # no tensor op yet: the children inherit no OpenMP pool
+        sys.modules["torch"].set_num_threads(1)
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         job = json.loads(line)
@@ -376,7 +387,16 @@ def serve(modules: list[str]) -> None:
 class Zygote:
     """The test-side handle: `with Zygote() as z: z.run(argv, job_dir, kill=...)`."""
 
-    def __init__(self, threads: int = 1, imports: tuple[str, ...] = PRELOAD, env: dict | None = None):
+    def __init__(
+        self,
+        threads: int = 1,
+        imports: tuple[str, ...] = PRELOAD,
+        env: dict | None = None,
+        recorders: bool = True,
+    ):
+        self.recorders = (
+            recorders  # `install_recorders` in each child (imports the trainer's and eval's code)
+        )
         env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
         self.proc = subprocess.Popen(
             [sys.executable, __file__, *imports],
@@ -388,7 +408,8 @@ class Zygote:
         assert json.loads(self.proc.stdout.readline()) == {"ready": True}
 
     def run(self, argv: list[str], job_dir: Path, kill: dict | None = None, **extra) -> dict:
-        job = {"argv": [str(a) for a in argv], "dir": str(job_dir), "kill": kill, **extra}
+        job = {"argv": [str(a) for a in argv], "dir": str(job_dir), "kill": kill, "recorders": self.recorders}
+        job.update(extra)
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
         result = json.loads(self.proc.stdout.readline())
