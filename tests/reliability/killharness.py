@@ -347,7 +347,7 @@ PRELOAD = (
     "encoderlab.train.cli",
 )
 """What the zygote imports before its first fork, by default; a `Zygote(imports=...)` names fewer where
-its jobs need fewer (a pretrain needs neither transformers nor the evaluation code, `data prepare` no torch)."""
+its jobs need fewer (a pretrain needs no evaluation code, `data prepare` no torch)."""
 
 DATA_PREPARE = (
     "transformers",
@@ -394,9 +394,8 @@ class Zygote:
         env: dict | None = None,
         recorders: bool = True,
     ):
-        self.recorders = (
-            recorders  # `install_recorders` in each child (imports the trainer's and eval's code)
-        )
+        # `install_recorders` in each child (which imports the trainer's and the evaluation's code)
+        self.recorders = recorders
         env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
         self.proc = subprocess.Popen(
             [sys.executable, __file__, *imports],

@@ -121,10 +121,13 @@ cli.main()
 
 @pytest.fixture(scope="module")
 def trainer_zygote():
-    """A process that imported torch and the pretrain command once; each case below is a child forked from it
-    that runs its script as `python -c` does and ends through the interpreter's shutdown (killharness's
-    "script" jobs): a fresh interpreter per case spent most of its seconds importing torch."""
-    with Zygote(imports=("encoderlab.train.cli",), env={"PYTHONPATH": os.pathsep.join(sys.path)}) as z:
+    """A process that imported torch, transformers (a synthetic run's tokenizer) and the pretrain command once;
+    each case below is a child forked from it that runs its script as `python -c` does and ends through the
+    interpreter's shutdown (killharness's "script" jobs): a fresh interpreter per case spent most of its
+    seconds importing them."""
+    with Zygote(
+        imports=("transformers", "encoderlab.train.cli"), env={"PYTHONPATH": os.pathsep.join(sys.path)}
+    ) as z:
         yield z
 
 
