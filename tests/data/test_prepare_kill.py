@@ -3,7 +3,8 @@ rerun: the prepared folder is byte-identical to an uninterrupted prepare (the in
 tests are in test_prepare.py; this one adds real kills, with unflushed writes and torn appends).
 
 Every run is `encoderlab.cli.main` in a child forked by the kill harness's zygote
-(tests/reliability/killharness.py), which imported torch and encoderlab once: a fresh interpreter
+(tests/reliability/killharness.py), which imported transformers and `data prepare`'s modules once
+(`killharness.DATA_PREPARE`; torch, which the command does not need, not at all): a fresh interpreter
 per run spent most of this test importing them six times."""
 
 from __future__ import annotations
