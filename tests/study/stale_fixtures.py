@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from fake_study import backend as fake_backend
-from fake_study import small_spec, tiny_corpus
+from fake_study import pair_spec, tiny_corpus
 
 from encoderlab.study.checks import check_start
 from encoderlab.study.nodes import run_prepare
@@ -41,13 +41,16 @@ def stale_backend(checked: bool = True):
 
 
 def stale_spec(corpus):
-    """The fake study on `corpus` (a real file), without CKA."""
-    spec = small_spec()
+    """The fake study on `corpus` (a real file), cut to the two runs its claims compare (`pair_spec`), one
+    fine-tuning seed and no CKA: 28 nodes, not `small_spec`'s 151. What these tests read is the prepare node
+    and that the nodes after it run again; each node more was one more folder every test copied, hashed
+    and (rerun) ran."""
+    spec = pair_spec()
     return dataclasses.replace(
         spec,
         name="mini",
         data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
-        cka=(),
+        eval=dataclasses.replace(spec.eval, seeds=(0,)),
         claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
     )
 
