@@ -7,10 +7,17 @@ through `NodeMarker.load`. A marker that cannot be read whole counts as no marke
 A marker read whole whose result evaluation cannot have written (`eval_damage`) is refused by both readers
 in the one line `damaged_node` words, so the report and advise say the same of the same file: the check lives
 here, beside the reader they share, rather than in `study/data.py`, which advise does not import.
+
+Within `markers_read_once` (`study run`'s checks and resume, under the study's lock, before any node
+runs) each marker is read once: the checks, the plan and the resume each asked for every node's marker,
+three to five reads of each file per run. Outside it (while nodes run, whose markers the report must
+see; in workers; in advise) every load reads the file.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,11 +26,26 @@ from encoderlab import jsonlines
 from encoderlab.errors import UserError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from encoderlab.eval.summary import EvalRecord
 
 MARKER = "node.json"
+
+_READ_ONCE: ContextVar[dict[Path, NodeMarker | None] | None] = ContextVar("markers read once", default=None)
+"""The markers loaded within `markers_read_once`, by path; None outside it (every load reads the file)."""
+
+
+@contextmanager
+def markers_read_once(once: bool = True) -> Iterator[None]:
+    """Within it, `NodeMarker.load` reads each marker file once and hands back that read after; for a phase
+    in which no marker is written or removed. `once=False` ends that within it: every load reads the file
+    (the nodes of a run write their markers, which the report reads)."""
+    token = _READ_ONCE.set({} if once else None)
+    try:
+        yield
+    finally:
+        _READ_ONCE.reset(token)
 
 
 @dataclass(frozen=True)
@@ -44,7 +66,16 @@ class NodeMarker:
     @classmethod
     def load(cls, path: Path) -> NodeMarker | None:
         """The marker at `path`; None when there is none, or one cut short or damaged (the node then
-        counts as unfinished and runs again)."""
+        counts as unfinished and runs again). Read once within `markers_read_once`."""
+        read = _READ_ONCE.get()
+        if read is None:
+            return cls._read(path)
+        if (path := Path(path)) not in read:
+            read[path] = cls._read(path)
+        return read[path]
+
+    @classmethod
+    def _read(cls, path: Path) -> NodeMarker | None:
         try:
             return cls.from_data(jsonlines.loads(Path(path).read_text(encoding="utf-8")))
         except (OSError, ValueError):

@@ -33,6 +33,7 @@ from encoderlab.locks import one_at_a_time
 from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
 from encoderlab.study.fidelity import departures, named_tasks, setup_text
+from encoderlab.study.marker import markers_read_once
 from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.plantext import NOT_FINE_TUNED, evaluation_text, fine_tunes, model_size_text
 from encoderlab.study.reach import ceiling_text, reach_text, untested_text
@@ -498,6 +499,9 @@ def _num(x) -> str:
 
 
 def report_node(ctx, figures: bool = True) -> dict:
-    """The graph's last node: write the report of the study folder."""
-    path = write_report(ctx.study_dir, figures=figures)
+    """The graph's last node: write the report of the study folder. Every other node has finished (it
+    reads them all), so no marker changes while it runs: each is read once (the table and the compute
+    summary each read them all)."""
+    with markers_read_once():
+        path = write_report(ctx.study_dir, figures=figures)
     return {"path": str(path.relative_to(ctx.study_dir))}

@@ -69,7 +69,7 @@ from encoderlab.study.checks import check_prepared_sources
 from encoderlab.study.fetching import fetch_assets, missing_assets
 from encoderlab.study.graph import Backend, Graph, Node
 from encoderlab.study.hubids import pin_local_starts
-from encoderlab.study.marker import MARKER, NodeMarker
+from encoderlab.study.marker import MARKER, NodeMarker, markers_read_once
 from encoderlab.study.spec import StudySpec
 from encoderlab.study.workers import node_pool, worker_slot
 from encoderlab.words import count, noun
@@ -210,7 +210,7 @@ def run_graph(
     # compute.jsonl's line of each finished node (_compute_line)
     lines: dict[str, tuple[NodeMarker, str]] = {}
     try:
-        with node_pool(jobs) as pool:
+        with markers_read_once(False), node_pool(jobs) as pool:  # nodes write markers: each load reads
             while pending or running:
                 for node in _ready(pending, markers, jobs - len(running)):
                     pending.remove(node)
@@ -485,7 +485,7 @@ def _run_locked(
     spec: StudySpec, study_dir: Path, backend: Backend, *, fetch: bool, progress: bool, jobs: int
 ) -> Path:
     """`run_study` under the study folder's lock: every check, then the graph."""
-    with folder_lock(study_dir / LOCK, f"study {spec.name}"):
+    with folder_lock(study_dir / LOCK, f"study {spec.name}"), markers_read_once():  # until nodes run
         check_same_study(study_dir, spec)
         # resolves configs and checks controlled variables first; a task file or --prepared folder gone
         # since the nodes reading it finished: as the folder's graph.json recorded it (`study/absent.py`)
