@@ -40,19 +40,24 @@ def stale_backend(checked: bool = True):
     return backend
 
 
-def stale_spec(corpus):
-    """The fake study on `corpus` (a real file), cut to the two runs its claims compare (`pair_spec`), one
-    fine-tuning seed and no CKA: 28 nodes, not `small_spec`'s 151. What these tests read is the prepare node
-    and that the nodes after it run again; each node more was one more folder every test copied, hashed
-    and (rerun) ran."""
+def cut_spec(data: DataSpec):
+    """The fake study on dataset `data`, cut to the two runs its claims compare (`pair_spec`), one fine-tuning
+    seed and no CKA: 28 nodes, not `small_spec`'s 151. What the tests of a real prepare node read is that node
+    and that the nodes after it run (again); each node more was one more folder every test copied, hashed and
+    (rerun) ran."""
     spec = pair_spec()
     return dataclasses.replace(
         spec,
         name="mini",
-        data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
+        data=(data,),
         eval=dataclasses.replace(spec.eval, seeds=(0,)),
         claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
     )
+
+
+def stale_spec(corpus):
+    """The fake study (`cut_spec`) on `corpus` (a real file)."""
+    return cut_spec(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False))
 
 
 def edit_corpus(corpus) -> None:

@@ -8,7 +8,6 @@ hub, and the study's checks skip hub sources without a mirror, data.freshness)."
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -18,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
 from corpus_fixtures import tokenizer_dir  # noqa: E402, F401 (fixture)
 from hub_corpus_fixtures import FINEWEB_EDU  # noqa: E402
 from test_hub_revision import SHA_A, fake_hub, forbid_hub  # noqa: E402, F401 (fixture)
-from tests.study.stale_fixtures import stale_backend  # noqa: E402
+from tests.study.stale_fixtures import cut_spec, stale_backend  # noqa: E402
 
 from encoderlab.errors import UserError  # noqa: E402
 from encoderlab.study.checks import check_inputs  # noqa: E402
@@ -31,17 +30,9 @@ from encoderlab.study.spec import DataSpec  # noqa: E402
 def test_a_prepared_corpus_pinned_to_a_commit_is_reused_with_the_hub_offline(
     fake_hub, tmp_path, tokenizer_dir, monkeypatch
 ):
-    from fake_study import small_spec
-
     corpus = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT,hf_revision={SHA_A}"
-    spec = small_spec()
-    data = DataSpec(name="main", corpus=(corpus,), tokenizer=str(tokenizer_dir), decontaminate=False)
-    spec = dataclasses.replace(
-        spec,
-        name="mini",
-        data=(data,),
-        cka=(),
-        claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
+    spec = cut_spec(
+        DataSpec(name="main", corpus=(corpus,), tokenizer=str(tokenizer_dir), decontaminate=False)
     )
     study = tmp_path / "s"
     run_study(spec, study, stale_backend(), progress=False)

@@ -23,7 +23,7 @@ from corpus_fixtures import tokenizer_dir  # noqa: E402, F401 (fixture)
 from hub_corpus_fixtures import FINEWEB_EDU  # noqa: E402
 from test_hub_revision import SHA_A as AT_V1  # noqa: E402 (v1's commit of the corpus)
 from test_hub_revision import SHA_B, fake_hub  # noqa: E402, F401 (fixture)
-from tests.study.stale_fixtures import stale_backend  # noqa: E402
+from tests.study.stale_fixtures import cut_spec, stale_backend  # noqa: E402
 
 from encoderlab.study.data import load_study  # noqa: E402
 from encoderlab.study.runner import run_study  # noqa: E402
@@ -68,17 +68,9 @@ def test_the_report_says_a_pinned_start_model_is_pinned(tmp_path, monkeypatch, c
 def test_the_report_names_the_commit_a_hub_corpus_was_read_at(
     fake_hub, tmp_path, tokenizer_dir, pin, expected
 ):
-    from fake_study import small_spec
-
     corpus = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT{pin}"
-    data = DataSpec(name="main", corpus=(corpus,), tokenizer=str(tokenizer_dir), decontaminate=False)
-    spec = small_spec()
-    spec = dataclasses.replace(
-        spec,
-        name="mini",
-        data=(data,),
-        cka=(),
-        claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
+    spec = cut_spec(
+        DataSpec(name="main", corpus=(corpus,), tokenizer=str(tokenizer_dir), decontaminate=False)
     )
     run_study(spec, tmp_path / "s", stale_backend(), progress=False)
     assert load_study(tmp_path / "s").hub_inputs_text() == f"corpus {FINEWEB_EDU} (data main): {expected}"
