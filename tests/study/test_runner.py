@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import fake_study
 import pytest
-from fake_study import backend, small_spec
+from fake_study import backend, pair_spec, small_spec
 
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.study.graph import NodeKind, build_graph
@@ -51,16 +51,17 @@ def clean_study(tmp_path_factory):
 
 
 def test_a_finished_study_is_never_recomputed(tmp_path):
+    """On `pair_spec` (half `small_spec`'s nodes): which nodes a rerun runs does not depend on their number."""
     calls: list[str] = []
-    report = run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    report = run_study(pair_spec(), tmp_path, _counting_backend(calls), progress=False)
     assert report == tmp_path / "report" / "report.html" and report.is_file()
-    n = len(build_graph(small_spec(), backend()))
+    n = len(build_graph(pair_spec(), backend()))
     assert len(calls) == n
     calls.clear()
-    run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    run_study(pair_spec(), tmp_path, _counting_backend(calls), progress=False)
     assert calls == []
     # one more fine-tuning seed: only the new eval nodes (and the report) run
-    spec = small_spec()
+    spec = pair_spec()
     run_study(
         replace(spec, eval=replace(spec.eval, seeds=(0, 1, 2, 3))),
         tmp_path,
@@ -129,12 +130,12 @@ def test_a_study_stopped_while_a_node_runs_again_never_keeps_the_old_outputs_dow
 def test_a_damaged_marker_counts_as_unfinished_and_its_node_runs_again(tmp_path):
     """A marker of the right key that lost its result (edited by hand, a copy cut short) is no marker:
     before `NodeMarker.load`, the runner took it as finished and failed with a KeyError traceback."""
-    run_study(small_spec(), tmp_path, backend(), progress=False)
-    node = next(n for n in build_graph(small_spec(), backend()) if n.kind == "eval")
+    run_study(pair_spec(), tmp_path, backend(), progress=False)
+    node = next(n for n in build_graph(pair_spec(), backend()) if n.kind == "eval")
     marker = node_dir(tmp_path, node) / MARKER
     marker.write_text(json.dumps({k: v for k, v in json.loads(marker.read_text()).items() if k != "result"}))
     calls: list[str] = []
-    run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    run_study(pair_spec(), tmp_path, _counting_backend(calls), progress=False)
     assert calls == [node.name, "report"] and "result" in json.loads(marker.read_text())
 
 
