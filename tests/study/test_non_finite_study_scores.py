@@ -1,13 +1,14 @@
 """A finished eval node whose node.json holds a NaN score (edited by hand: evaluation never writes one) is
 refused when the study is read, naming the file and the rerun that redoes it; read, the NaN made the
-claims' paired tests depend on the order of the fine-tuning seeds."""
+claims' paired tests depend on the order of the fine-tuning seeds. The studies are `pair_spec` (half
+`small_spec`'s nodes) but for the CKA node's test, which needs `small_spec`'s CKA."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from fake_study import backend, small_spec
+from fake_study import backend, pair_spec, small_spec
 
 from encoderlab.errors import UserError
 from encoderlab.study.data import load_study
@@ -16,7 +17,7 @@ from encoderlab.study.runner import run_study
 
 
 def test_a_nan_score_in_a_finished_eval_node_is_refused_naming_its_node_json(tmp_path):
-    run_study(small_spec(), tmp_path, backend(), progress=False)
+    run_study(pair_spec(), tmp_path, backend(), progress=False)
     marker = next(p for p in sorted(tmp_path.rglob("node.json")) if '"test_score"' in p.read_text())
     raw = json.loads(marker.read_text())
     raw["result"]["test_score"] = float("nan")
@@ -62,7 +63,7 @@ def test_a_non_finite_number_in_a_finished_cka_node_is_refused_naming_its_node_j
 def test_a_non_finite_compute_count_is_refused_naming_its_node_json(tmp_path, field, value):
     """A finished node's compute record (node.json `compute`, which compute.jsonl copies) holding NaN FLOPs
     was read unchecked: the report's compute table printed "nan" as what the study spent."""
-    run_study(small_spec(), tmp_path, backend(), progress=False)
+    run_study(pair_spec(), tmp_path, backend(), progress=False)
     marker = next(p for p in sorted(tmp_path.rglob("node.json")) if '"kind": "pretrain"' in p.read_text())
     raw = json.loads(marker.read_text())
     raw["compute"][field] = value
@@ -79,7 +80,7 @@ def test_a_non_finite_compute_count_is_refused_naming_its_node_json(tmp_path, fi
 
 def test_a_test_split_dropped_from_a_finished_eval_node_is_refused_naming_its_node_json(tmp_path):
     """Read, the summary's interval over the seeds of that split was a KeyError traceback in `select_lr`."""
-    run_study(small_spec(), tmp_path, backend(), progress=False)
+    run_study(pair_spec(), tmp_path, backend(), progress=False)
     marker = next(p for p in sorted(tmp_path.rglob("node.json")) if '"test_score"' in p.read_text())
     raw = json.loads(marker.read_text())
     split = sorted(raw["result"]["test"])[0]
