@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from fake_study import backend, small_spec, tiny_corpus
+from fake_study import backend, pair_spec, small_spec, tiny_corpus
 
 import encoderlab.study.plan as plan_module
 import encoderlab.study.plantext as plantext
@@ -202,12 +202,12 @@ def test_estimates_name_their_source_and_prepared_data_is_counted(tmp_path):
     unknown = corpus_size(DataSpec(name="u", corpus=("hf:someone/something",)))
     assert unknown.unique_tokens is None
     # a finished prepare node: its meta.json's unique tokens, counted
-    run_study(small_spec(), tmp_path / "s", backend(), progress=False)
-    graph = build_graph(small_spec(), backend())
+    run_study(pair_spec(), tmp_path / "s", backend(), progress=False)
+    graph = build_graph(pair_spec(), backend())
     folder = node_dir(tmp_path / "s", graph.nodes["prepare/main"]) / "data"
     folder.mkdir()
     (folder / "meta.json").write_text(json.dumps({"unique_tokens": {"train": 51_200}}))
-    plan = plan_study(small_spec(), tmp_path / "s", graph)
+    plan = plan_study(pair_spec(), tmp_path / "s", graph)
     assert plan.corpora["main"].counted and plan.corpora["main"].unique_tokens == 51_200
     assert {r.passes for r in plan.runs} == {100 * 4 * 64 / 51_200}  # 100 steps x 4 rows x 64 tokens
     md = (tmp_path / "s" / "report" / "report.md").read_text()
@@ -218,7 +218,7 @@ def test_a_trained_tokenizer_smaller_than_asked_is_said_by_the_plan_of_its_folde
     """A corpus with fewer merges than `vocab_size` asks trains a smaller tokenizer (482 ids of 2,048): only
     `study run` said so, in a note, while `study plan` of the folder said the size asked. The plan reads
     the prepared meta.json anyway (its unique tokens), which records the ids."""
-    spec = small_spec()
+    spec = pair_spec()
     d = spec.data[0]
     assert d.tokenizer == "train"
     run_study(spec, tmp_path / "s", backend(), progress=False)
