@@ -354,13 +354,13 @@ def test_two_processes_finding_one_stale_lock_never_both_take_it(tmp_path, monke
 
 
 def test_another_study_in_the_same_folder_is_refused(tmp_path):
-    run_study(small_spec(), tmp_path, backend(), progress=False)
+    run_study(pair_spec(), tmp_path, backend(), progress=False)
     before = outputs(tmp_path)
     with pytest.raises(
         UserError,
         match=r"holds study fake-pfs \(scale test\); run other \(scale test\) in another --out folder",
     ):
-        run_study(small_spec(name="other"), tmp_path, backend(), progress=False)
+        run_study(pair_spec(name="other"), tmp_path, backend(), progress=False)
     assert outputs(tmp_path) == before
 
 
@@ -433,7 +433,7 @@ def test_a_study_killed_before_its_folder_was_marked_reruns(tmp_path, monkeypatc
     for name in left:
         (out / name.replace("PID", str(dead.pid))).write_text(json.dumps(lock))
     monkeypatch.setattr("encoderlab.study.cli.default_backend", backend)
-    monkeypatch.setattr("encoderlab.study.cli.get_study", lambda name, scale: small_spec())
+    monkeypatch.setattr("encoderlab.study.cli.get_study", lambda name, scale: pair_spec())
     main(["study", "run", "paper1-pfs", "--out", str(out)])
     assert (out / "report" / "report.html").exists() and not list(out.glob(f"{LOCK}*"))
 
