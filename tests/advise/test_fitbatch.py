@@ -64,3 +64,22 @@ def test_the_in_place_huber_loss_is_the_where_it_was_written_as():
     r[0, 0, :4] = [np.inf, -np.inf, np.nan, DELTA]
     written = np.where(np.abs(r) <= DELTA, 0.5 * r * r, DELTA * (np.abs(r) - 0.5 * DELTA))
     assert huber(r, DELTA).tobytes() == written.tobytes()
+
+
+@pytest.mark.parametrize("unknowns", [1, 2, 3])
+def test_the_written_out_solve_is_numpys(unknowns):
+    """`fitbatch.solve` against `np.linalg.solve`: 1 and 2 unknowns written out (pivoting on the larger entry of the
+    first column, the first of equals), 3 handed to numpy. Equal here to a few rounding errors, not to the bit: the
+    bits are LAPACK's on the machines measured (advise/fitbatch.py), which another CPU's kernels need not share."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(0.0, 1.0, (4000, unknowns, unknowns)) * np.exp(
+        rng.normal(0.0, 2.0, (4000, unknowns, unknowns))
+    )
+    a += 2 * np.eye(unknowns) * np.abs(a).sum(-1, keepdims=True)  # diagonally dominant, well conditioned
+    a[:1000, 0, 0] *= 1e-6  # the second row pivots ...
+    a[1000:1100, -1, 0] = -a[1000:1100, 0, 0]  # ... and at a tie the first
+    b = rng.normal(0.0, 1.0, (4000, unknowns))
+    np.testing.assert_allclose(fitbatch.solve(a, b), np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-12)
+    a[7] = 0.0
+    with pytest.raises(np.linalg.LinAlgError):
+        fitbatch.solve(a, b)

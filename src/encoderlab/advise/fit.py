@@ -74,8 +74,10 @@ Inputs are scaled by a reference point (the largest rung), so the coefficients a
 
 The arithmetic is laid out for speed without changing a bit of any result (`fitbatch`): the curve is evaluated once
 per distinct point (a rung's seeds share theirs), the refinement steps its problems in blocks that stay in the CPU's
-cache, and a step's two curvatures are multiplied and solved in one call each. On the synthetic suite's ladders a
-fit takes about 0.75x its time before (2026-12-07); the advise tests' figures are in the commit that made it.
+cache, a step's two curvatures are multiplied and solved in one call each, and the grid's 1x1 and 2x2 systems are
+solved as LAPACK solves them, written out (`fitbatch.solve`). On the synthetic suite's ladders a fit takes about
+0.75x its time before (2026-12-07), the written-out solves ~0.94x of that again; the advise tests' figures are in
+the commits that made them.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ from typing import Protocol
 
 import numpy as np
 
-from encoderlab.advise.fitbatch import Points, blocks, joined
+from encoderlab.advise.fitbatch import Points, blocks, joined, solve
 
 DELTA = 1e-3
 """Huber threshold on log residuals: Chinchilla's and OLMo-core's default."""
@@ -234,9 +236,13 @@ def _weighted_least_squares(basis: np.ndarray, y: np.ndarray, rw: np.ndarray) ->
     """Coefficients (M, G, c) fitting `y` (M, n) by the columns of `basis` (M, G, n, c) at every grid point, each
     point weighted by `rw` (M, G, n)."""
     bwt = (basis * rw[..., None]).swapaxes(-1, -2)  # (M, G, c, n)
-    gram = bwt @ basis + 1e-12 * np.eye(basis.shape[-1])
+    gram = bwt @ basis
+    # the ridge added to the diagonal in place: `gram + 1e-12 * eye` cost a third of the products' time, and adding
+    # its zeros elsewhere changed no bit (every entry is a sum of non-negative products, never -0.0)
+    diagonal = np.arange(basis.shape[-1])
+    gram[..., diagonal, diagonal] += 1e-12
     rhs = bwt @ np.broadcast_to(y[:, None, :, None], (*basis.shape[:3], 1))
-    return np.linalg.solve(gram, rhs)[..., 0]
+    return solve(gram, rhs[..., 0])
 
 
 def _starts(

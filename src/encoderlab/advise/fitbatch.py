@@ -1,13 +1,17 @@
-"""How `fit`'s batch of problems is laid out for speed: each problem's distinct points, and blocks of problems.
+"""How `fit`'s batch of problems is laid out for speed: distinct points, blocks of problems, small solves.
 
 A bootstrap refits every schedule hundreds of times, so the fit's arithmetic is what an advice costs. Two layouts
-cut it without changing a bit of any result:
+and one rewriting cut it without changing a bit of any result:
 * **Points** (`Points`): a ladder's seeds share their rung's (N, D), 2-3 runs a rung, so the curve's log-sum-exp
   (`np.logaddexp`, ~40 ns an element, most of a refinement step's time) is evaluated once per distinct point and
   copied to the runs (`Points.expand`), not once per run.
 * **Blocks** (`blocks`): a refinement step of hundreds of problems searched its 17 candidates in (17, M, n) arrays of
   about a megabyte each, which spilled the CPU's cache to memory; in blocks of `CHUNK` elements the objective's
   passes over them take ~40% of the time.
+* **Small solves written out** (`solve`): the grid search solves a 1x1 or 2x2 system per grid point of every problem
+  (12,000 a call on a suite ladder's bootstrap), and numpy's per-matrix LAPACK call cost ten times the arithmetic.
+  Written out as LAPACK's LU solve of them, they are the same bits on the machines measured; another CPU's LAPACK
+  kernels need not round as these do (a fused multiply-add), so its test compares to a few rounding errors.
 
 Why the results are the same bits, and the trade-off it costs. A ufunc computes each element alone, whatever its
 place in an array (checked for `logaddexp`, `exp`, `log`, `log1p`), and each problem's matrix products and solves
@@ -86,3 +90,37 @@ def blocks(m: int, per_problem: int) -> list[slice]:
 def joined(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
     """Blocks' results (each a tuple of arrays over its problems) joined along the problems' axis."""
     return parts[0] if len(parts) == 1 else tuple(np.concatenate(column) for column in zip(*parts))
+
+
+def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`np.linalg.solve(a, b[..., None])[..., 0]` for stacks (..., c, c) of systems; those of 1 and 2 unknowns (the
+    grid search's, thousands a call) written out as the LU solve LAPACK makes of them, at a tenth of the time of
+    numpy's call per matrix. The same bits (checked against numpy's OpenBLAS on a million random systems and on
+    every fit's grids): the row of the larger pivot first (the first of equals), the multiplier the other row's
+    entry times the pivot's reciprocal, the back substitution by division. Where numpy would refuse a stack as
+    singular (a zero pivot, or an invalid operation such as inf - inf, which it reports so), for a NaN anywhere (how
+    LAPACK pivots on one, and the sign it gives the NaNs out, are its own) and for larger systems, `np.linalg.solve`
+    itself is called, so it answers (or raises) as it did."""
+    c = a.shape[-1]
+    if c > 2 or (a[..., 0, 0] == 0).any() or np.isnan(a).any() or np.isnan(b).any():  # NaN: LAPACK's own ways
+        return np.linalg.solve(a, b[..., None])[..., 0]
+    try:
+        # numpy's own error state for its solve, but for the invalid operation, which it raises as singular
+        with np.errstate(invalid="raise", divide="ignore", over="ignore", under="ignore"):
+            return b / a[..., 0] if c == 1 else _solve_two(a, b)
+    except (FloatingPointError, ZeroDivisionError):
+        return np.linalg.solve(a, b[..., None])[..., 0]
+
+
+def _solve_two(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`solve` of 2x2 systems (..., 2, 2): partial pivoting (NaN never swaps), then the LU solve."""
+    swap = np.abs(a[..., 1, 0]) > np.abs(a[..., 0, 0])
+    first = np.where(swap[..., None], a[..., 1, :], a[..., 0, :])
+    second = np.where(swap[..., None], a[..., 0, :], a[..., 1, :])
+    q0, q1 = np.where(swap, b[..., 1], b[..., 0]), np.where(swap, b[..., 0], b[..., 1])
+    multiplier = second[..., 0] * (1.0 / first[..., 0])
+    pivot = second[..., 1] - multiplier * first[..., 1]
+    if (first[..., 0] == 0).any() or (pivot == 0).any():
+        raise ZeroDivisionError  # singular: `solve` hands it to numpy
+    x1 = (q1 - multiplier * q0) / pivot
+    return np.stack([(q0 - first[..., 1] * x1) / first[..., 0], x1], -1)
