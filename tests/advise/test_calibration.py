@@ -61,9 +61,15 @@ def test_coverage_of_a_known_truth_is_near_nominal_and_rises_with_degrees_of_fre
 
 
 def test_the_advisors_noise_model_covers_near_nominal():
-    models = by_noise_model(draws=30, ties=10, n_boot=60)
-    assert list(models) == list(NOISE_MODELS)
+    """On 40 draws the advisor's model only: the two variants' coverages are the script's figures, not asserted
+    (measured with them, the test cost three times as much); that each is measured is the next test's."""
+    models = by_noise_model(draws=30, ties=10, n_boot=60, models=("metric units, pooled",))
     assert 0.65 <= models["metric units, pooled"]["coverage"] <= 0.95, models
+
+
+def test_every_noise_model_is_measured_in_turn_and_the_advisors_restored():
+    models = by_noise_model(draws=2, ties=1, n_boot=20)
+    assert list(models) == list(NOISE_MODELS) and all(m["intervals"] == 6 for m in models.values())
     assert predict.resample is calibration._RESAMPLE
 
 
