@@ -1,7 +1,8 @@
 """Print the known-answer suite's measured figures (docs/advise.md, "Measured on known-answer ladders").
 
-The same draws tests/advise/test_synthetic_suite.py asserts the issue's rates on (`encoderlab.advise.suite`),
-with the target one size step past the largest rung (the test's) or more:
+The draws tests/advise/test_synthetic_suite.py asserts the issue's rates on (`encoderlab.advise.suite`; the test
+scores the first 100 of the 200 and every tie), with the target one size step past the largest rung (the test's)
+or more:
 
     python scripts/advise_suite.py 1 2
 

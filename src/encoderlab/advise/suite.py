@@ -1,6 +1,7 @@
 """The known-answer suite's draws and its measured figures, shared by the test that asserts the issue's
 rates (tests/advise/test_synthetic_suite.py) and the script that prints what docs/advise.md quotes
-(scripts/advise_suite.py), so the documented figures come from the same draws the test scores.
+(scripts/advise_suite.py), so the documented figures come from the draws the test scores (the test the first
+`TEST_DRAWS` of them and every tie, the script all).
 
 Each draw is a two-schedule `synthetic_ladder` advised at its target with 100 bootstrap replicates: 200
 draws with a designed crossover (generator seed 2026) plus 100 near ties (seed 2027), the target
@@ -16,6 +17,10 @@ from encoderlab.advise.predict import Target
 from encoderlab.advise.synthetic import SyntheticLadder, synthetic_ladder
 
 DRAWS, TIES, N_BOOT = 200, 100, 100
+
+TEST_DRAWS = 100
+"""The draws with a designed crossover that the test scores, the first of `DRAWS` (tests/advise/test_synthetic_suite.py
+says what they can still catch)."""
 
 
 def score(syn: SyntheticLadder, draw: int, n_boot: int = N_BOOT) -> dict:
@@ -48,9 +53,10 @@ def ladders(draws: int, ties: int, **options) -> list[SyntheticLadder]:
     return out + [synthetic_ladder(rng, gap=float(rng.uniform(-0.99, 0.99)), **options) for _ in range(ties)]
 
 
-def draws(target_steps: float = 1.0) -> list[dict]:
-    """The 200 draws with a designed crossover, scored."""
-    return [score(syn, i) for i, syn in enumerate(ladders(DRAWS, 0, target_steps=target_steps))]
+def draws(target_steps: float = 1.0, count: int = DRAWS) -> list[dict]:
+    """The first `count` of the 200 draws with a designed crossover, scored (each as it is among all 200: a ladder
+    from the one generator, advised under its own index)."""
+    return [score(syn, i) for i, syn in enumerate(ladders(count, 0, target_steps=target_steps))]
 
 
 def ties(target_steps: float = 1.0) -> list[dict]:
