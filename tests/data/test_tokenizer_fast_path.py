@@ -1,7 +1,7 @@
 """`load_tokenizer` reads a folder that names transformers' generic fast class with that class's own
 `from_pretrained`, not `AutoTokenizer`'s (which reads a model config first and so imports torch): the
 tokenizer is the same in every way the code reads one, its saved files byte for byte, and `data prepare`
-no longer imports torch at all."""
+no longer imports torch at all. Its three commands run in one fresh interpreter, each answering for itself."""
 
 from __future__ import annotations
 
@@ -159,30 +159,69 @@ def test_the_format_named_is_the_model_folders():
     assert ENCODERLAB_FORMAT == FORMAT
 
 
-@pytest.mark.parametrize("command", ["prepare", "prepare with a model's tokenizer", "tokenizer"])
-def test_data_preparation_does_not_import_torch(command, tmp_path, tokenizer_dir):  # noqa: F811
-    """`data prepare` and `data tokenizer` never use torch; AutoTokenizer imported it (1.5 s and more of CPU),
-    for a model folder's tokenizer too (`--tokenizer INIT`, as a run from that model needs)."""
-    corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(10))
-    code = (
-        "import sys\nfrom encoderlab.cli import main\nmain(sys.argv[1:])\n"
-        "print(*(m in sys.modules for m in ('torch', 'torch._dynamo', 'transformers')))\n"
-    )
+COMMANDS = ("prepare", "prepare with a model's tokenizer", "tokenizer")
+
+CHILD = """
+import json, sys
+from encoderlab.cli import main
+
+answers = {}
+for name, argv in json.loads(sys.argv[1]).items():
+    code = 0
+    try:
+        main(argv)
+    except SystemExit as e:
+        code = e.code
+    answers[name] = [code, *(m in sys.modules for m in ("torch", "torch._dynamo", "transformers"))]
+print(json.dumps(answers), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory, tokenizer_dir) -> tuple[dict, str, dict[str, Path]]:  # noqa: F811
+    """(each command's [exit code, torch imported, torch._dynamo imported, transformers imported], the
+    child's stderr, each command's own folder): the COMMANDS run in order in one fresh interpreter. An
+    imported module stays imported, so the first command that imports torch is the first whose answer
+    shows it; an interpreter per command spent most of its CPU starting Python and importing encoderlab."""
+    root = tmp_path_factory.mktemp("no_torch")
+    corpus = write_jsonl(root / "corpus.jsonl", corpus_records(10))
+    folders = {name: root / f"case{i}" for i, name in enumerate(COMMANDS)}
     given = {
-        "prepare": lambda: ["--tokenizer", str(tokenizer_dir)],
-        "prepare with a model's tokenizer": lambda: [
+        "prepare": ["--tokenizer", str(tokenizer_dir)],
+        "prepare with a model's tokenizer": [
             "--tokenizer",
-            str(_model_folder(tokenizer_dir, tmp_path / "m")),
+            str(_model_folder(tokenizer_dir, root / "m")),
         ],
-        "tokenizer": lambda: ["--vocab-size", "300"],
-    }[command]()
-    argv = ["data", command.split()[0], "--source", str(corpus), *given, "--out", str(tmp_path / "out")]
+        "tokenizer": ["--vocab-size", "300"],
+    }
+    argvs = {
+        name: [
+            "data",
+            name.split()[0],
+            "--source",
+            str(corpus),
+            *given[name],
+            "--out",
+            str(folders[name] / "out"),
+        ]
+        for name in COMMANDS
+    }
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.run(
-        [sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", CHILD, json.dumps(argvs)], env=env, capture_output=True, text=True, timeout=300
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr, folders
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_data_preparation_does_not_import_torch(command, prepared):
+    """`data prepare` and `data tokenizer` never use torch; AutoTokenizer imported it (1.5 s and more of CPU),
+    for a model folder's tokenizer too (`--tokenizer INIT`, as a run from that model needs)."""
+    answers, stderr, folders = prepared
+    code, *imported = answers[command]
+    assert code in (0, None), stderr
     # transformers stays: the tokenizer files written are its save_pretrained's
-    assert proc.stdout.split()[-3:] == ["False", "False", "True"], proc.stdout + proc.stderr
-    tokenizer = tmp_path / "out" / ("" if command == "tokenizer" else "tokenizer")
+    assert imported == [False, False, True], (answers, stderr)
+    tokenizer = folders[command] / "out" / ("" if command == "tokenizer" else "tokenizer")
     assert (tokenizer / "tokenizer.json").is_file()
