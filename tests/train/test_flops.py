@@ -204,3 +204,22 @@ def test_albert_s_embedding_projection_and_shared_layer_are_counted():
     assert ours == torchs
     assert shape.input_projection == shape.head_transform == config.embedding_size != config.hidden_size
     assert model.config.n_layers == config.num_hidden_layers and len(set(map(id, model.layers))) == 1
+
+
+def test_a_slow_cpu_matmul_is_timed_once(monkeypatch):
+    """A CPU matmul of 0.2 s or more (bfloat16 without bf16 units: seconds) is its own measure: the peak
+    measurement timed a second one after it, doubling the seconds every CPU run without peak_tflops spent."""
+    import encoderlab.train.flops as flops
+
+    clock, done, sizes = [0.0], [], []
+
+    class Slow:  # a matmul operand that takes a second of the fake clock
+        def __matmul__(self, other):
+            clock[0] += 1.0
+            done.append(1)
+
+    monkeypatch.setattr(torch, "randn", lambda n, m, **k: sizes.append(n) or Slow())
+    monkeypatch.setattr(flops.time, "perf_counter", lambda: clock[0])
+    peak = flops.measured_peak_flops.__wrapped__("cpu", torch.bfloat16)
+    assert len(done) == 1
+    assert peak == 2 * sizes[0] ** 3  # that one matmul's FLOPs in its second
