@@ -274,12 +274,23 @@ def test_training_resumes_bit_for_bit_with_each_kind(tmp_path, kind):
 
 def test_adamw_step_hooks_run_as_torch_runs_them_after_a_torch_adamw():
     """torch's first AdamW puts its step hooks on torch's class; our AdamW, defined after it, took that
-    hooked step as its own, so its hooks ran inside our `no_grad` (torch runs them outside its guard)."""
-    script = (
-        "import torch; p = torch.nn.Parameter(torch.ones(3)); torch.optim.AdamW([p]); "
-        "from encoderlab.model.eageroptim import AdamW; q = torch.nn.Parameter(torch.ones(3)); o = AdamW([q]); "
-        "seen = []; o.register_step_post_hook(lambda *a: seen.append(torch.is_grad_enabled())); "
-        "q.grad = torch.ones(3); o.step(); print(seen)"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines()[-1] == "[True]"
+    hooked step as its own, so its hooks ran inside our `no_grad` (torch runs them outside its guard).
+    In this process: a torch AdamW hooks torch's class (made here, or by a test before), then a copy of
+    `eageroptim` run afresh defines our AdamW after it, as a process that made torch's first imports
+    ours (a fresh interpreter, as this test started before, paid ~6 CPU-s for torch and dynamo)."""
+    import importlib.util
+
+    from encoderlab.model import eageroptim
+
+    torch.optim.AdamW([nn.Parameter(torch.ones(3))])
+    assert getattr(torch.optim.AdamW.step, "hooked", False)  # what a fresh process's first AdamW did
+    spec = importlib.util.spec_from_file_location("eageroptim_after_torch", eageroptim.__file__)
+    after = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(after)
+    q = nn.Parameter(torch.ones(3))
+    o = after.AdamW([q])
+    seen = []
+    o.register_step_post_hook(lambda *a: seen.append(torch.is_grad_enabled()))
+    q.grad = torch.ones(3)
+    o.step()
+    assert seen == [True]
