@@ -1,12 +1,13 @@
-"""A task's hub dataset read with the hub gone down and HF_HUB_OFFLINE unset, in a new process as the CLI
-reads it (tests/data/hub_server.py's server filled the caches online first).
+"""A task's hub dataset read with the hub gone down and HF_HUB_OFFLINE unset: a cached one in a new process
+as the CLI reads it (tests/data/hub_server.py's server filled the caches online first; this process
+remembers that read), an uncached one in this process.
 
 `datasets` 5.2 resolves a hub dataset through huggingface_hub's `hf_hub_download`, which retries a file it
 does not hold five times on a connection error (file_download.py: a second `_get_metadata_or_catch_error`
 with `retry_on_errors=True`, utils/_http.py `http_backoff`: 1+2+4+8+8 s), logging "Retrying in Ns [Retry
 k/5]" each time: ~23 s of such lines before the cached copy was read or the one-line refusal came. Now
 `load_hub` asks the hub once first (`hubdown.hub_down`) and, unanswered, reads the cache (saying once which
-commit) or refuses, asking nothing more. The subprocess skips the libraries' sleeps (as
+commit) or refuses, asking nothing more. The reads skip the libraries' sleeps (as
 test_hub_server_datasets.py's does): what fails on the old code is the attempts and the lines, not a time."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from contextlib import nullcontext
 
 import pytest
@@ -24,6 +26,7 @@ from tests.eval.fixtures import model_folder
 from tests.eval.test_hub_server_datasets import COMMIT, READ_IN_A_NEW_PROCESS, serve_dataset
 
 from encoderlab.data import hubdown
+from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import load_hub
 from encoderlab.eval.tasks.hubsource import HubSource
 from encoderlab.model.hub import load_pretrained
@@ -67,9 +70,18 @@ def test_a_cached_hub_dataset_with_the_hub_down_is_read_with_one_note_and_no_ret
     assert down is None or len(down.asked()) == 1
 
 
-def test_an_uncached_hub_dataset_with_the_hub_down_is_one_line_after_one_attempt(hub_server):
-    with down_hub("reset") as down:
-        refusal, lines = _read_with_the_hub(down.url, "me/absent")
+def test_an_uncached_hub_dataset_with_the_hub_down_is_one_line_after_one_attempt(
+    hub_server, monkeypatch, capfd
+):
+    """Read in this process (nothing it read before is of me/absent), pointed at the hub gone down, the
+    libraries' sleeps skipped; its stderr read at fd 2, where huggingface_hub's logger writes."""
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)  # the libraries' retries, unwaited
+    with down_hub("reset", monkeypatch=monkeypatch) as down:
+        capfd.readouterr()
+        with pytest.raises(UserError) as refused:
+            load_hub(HubSource("me/absent"))
+        refusal = str(refused.value)
+        lines = [line for line in capfd.readouterr().err.splitlines() if line.strip()]
     assert lines == [] and len(down.asked()) == 1, (
         lines,
         down.requests,

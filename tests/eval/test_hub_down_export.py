@@ -8,8 +8,11 @@ Before: the export's listing (`HfApi.list_repo_files`, whose pages huggingface_h
 source as named, so a cached export was refused as "nothing tells its snapshot ... complete" (its files
 were never read as the export's config), and an uncached one was the hub line after that wait. Now the hub
 is asked once (`hubdown.hub_down`) and, unanswered, the export is listed and read from the local hub
-cache's snapshot (as offline), or refused in one line; mid-download, the client's error is one line, not an httpx2 traceback. The reads run in a new process,
-the libraries' sleeps skipped (what fails on the old code is the requests and the lines, not a time)."""
+cache's snapshot (as offline), or refused in one line; mid-download, the client's error is one line, not an httpx2 traceback. A cached export's read with the
+hub down runs in a new process, as the CLI reads it (in this one the libraries remember the online read's
+answers); an uncached one in this process (~2 CPU-s less each: nothing it read before is of me/absent),
+stderr read at fd 2, where huggingface_hub's logger writes. The libraries' sleeps are skipped (what fails
+on the old code is the requests and the lines, not a time)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -102,6 +106,23 @@ def _read_in_a_new_process(
     return json.loads(run.stdout.splitlines()[-1]), lines
 
 
+def _read_in_this_process(monkeypatch, capfd, source: HubSource) -> tuple[object, list[str]]:
+    """What this process reads of `source` (or its refusal), pointed at the hub by `down_hub(...,
+    monkeypatch=...)`, the libraries' sleeps skipped, and its stderr's lines (fd 2: huggingface_hub's
+    logger writes to the stderr it found at import) other than progress bars. For a repo nothing read
+    before: nothing this process remembers of an earlier read can answer for the hub."""
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)  # the libraries' retries, unwaited
+    capfd.readouterr()
+    try:
+        ds = load_hub(source)
+    except UserError as exc:
+        read: object = str(exc)
+    else:
+        read = {s: ds[s].to_list() for s in ds}
+    err = capfd.readouterr().err
+    return read, [line for line in err.splitlines() if line.strip() and "examples/s" not in line]
+
+
 ROWS = {
     "test": [{"text": "e f", "label": 1}],
     "train": [{"text": "a b", "label": 0}, {"text": "c d", "label": 1}],
@@ -142,9 +163,9 @@ def test_a_cached_export_with_the_hub_down_or_offline_is_read_from_the_hub_cache
     assert len(down.asked()) == (0 if offline else 1 + (named == LISTED)), down.requests
 
 
-def test_an_uncached_export_with_the_hub_down_is_one_line_after_one_request(hub_server):
-    with down_hub("reset") as down:
-        refusal, lines = _read_in_a_new_process(down.url, "me/absent")
+def test_an_uncached_export_with_the_hub_down_is_one_line_after_one_request(hub_server, monkeypatch, capfd):
+    with down_hub("reset", monkeypatch=monkeypatch) as down:
+        refusal, lines = _read_in_this_process(monkeypatch, capfd, _source("me/absent"))
     assert refusal == (  # was the same line, after six requests for the export's listing
         "cannot load me/absent (config default) at refs/convert/parquet from me/absent: the hub did not answer "
         "(ReadError: [Errno 104] Connection reset by peer); check the name and your connection, or set "
@@ -153,13 +174,14 @@ def test_an_uncached_export_with_the_hub_down_is_one_line_after_one_request(hub_
     assert len(down.asked()) == 2 and lines == [], (down.requests, lines)
 
 
-def test_an_uncached_named_export_with_the_hub_down_asks_the_hub_once(hub_server):
+def test_an_uncached_named_export_with_the_hub_down_asks_the_hub_once(hub_server, monkeypatch, capfd):
     """An export as the built-in tasks name it, nothing cached, the hub down: its read's one request, then
     one line. Before, the line's check of the export's config and splits (`export_problem`) asked the hub
     again (`hub_down`) after the read found it down: two requests, on a silent hub a second wait of up to
     HF_HUB_ETAG_TIMEOUT."""
-    with down_hub("reset") as down:
-        refusal, lines = _read_in_a_new_process(down.url, "me/absent", NAMED)
+    with down_hub("reset", monkeypatch=monkeypatch) as down:
+        read = parquet_export("me/absent", "default", ("test", "train"))
+        refusal, lines = _read_in_this_process(monkeypatch, capfd, read)
     assert isinstance(refusal, str) and "the hub did not answer (ReadError" in refusal, refusal
     assert len(down.asked()) == 1 and lines == [], (down.requests, lines)
 
