@@ -316,15 +316,16 @@ def test_eval_node_in_a_folder_of_another_models_result_runs_its_own(home, tmp_p
     """A study's pretrain node run again keeps its key, so its eval nodes rerun in their old folders with
     other weights (study/runner.py `_to_run`). Unlike the CLI's `--out` (`require_own_results`, which
     guards one model's summaries), the node writes no summary: it runs, and its record and predictions sit
-    beside the old model's, each keyed by its fingerprint, the old ones untouched."""
+    beside the old model's, each keyed by its fingerprint, the old ones untouched. Both capped at 3 steps (a
+    study's `max_steps`): what is kept where does not depend on how long each trained."""
     from encoderlab.eval import eval_node
 
     write_asset(home, "boolq", boolq_records(120))
     quick("boolq")
     out = tmp_path / "node"
-    old = eval_node(str(model_folder(tmp_path / "a")), "boolq", 2e-3, 0, out)
+    old = eval_node(str(model_folder(tmp_path / "a")), "boolq", 2e-3, 0, out, max_steps=3)
     kept = (out / old.predictions).read_bytes()
-    new = eval_node(str(model_folder(tmp_path / "b", seed=1)), "boolq", 2e-3, 0, out)
+    new = eval_node(str(model_folder(tmp_path / "b", seed=1)), "boolq", 2e-3, 0, out, max_steps=3)
     assert new.model != old.model and new.predictions != old.predictions
     store = protocol.ResultsStore(out / protocol.RESULTS)
     assert store.get(new.model, "boolq", new.task_signature, 2e-3, 0) == new
