@@ -87,12 +87,15 @@ def atomic_file(path: Path, suffix: str = "") -> Iterator[Path]:
         raise
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` (UTF-8) in one rename, after the bytes are on disk."""
+def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+    """Replace `path` with `text` (UTF-8) in one rename, after the bytes are on disk. `durable=False` skips the
+    flush to disk (the rename is still whole): for a file rewritten often and rebuilt from flushed ones, which a
+    crash of the machine may leave lost or empty."""
     with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 def json_safe(value):

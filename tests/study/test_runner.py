@@ -150,7 +150,7 @@ def test_compute_is_recorded_per_node(clean_study):
 
 
 def test_compute_jsonl_is_flushed_to_disk_once_a_run_and_every_marker_is(tmp_path, monkeypatch):
-    """compute.jsonl is rewritten after every node, flushed only at the end (`runner._write_progress`): a flush
+    """compute.jsonl is rewritten after every node, flushed only at the end (`write_text_atomic(durable=False)` before): a flush
     per node was half a study's fsyncs. Every node's marker, which compute.jsonl is rebuilt from, still is."""
     flushed = []
 

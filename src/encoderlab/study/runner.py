@@ -26,7 +26,8 @@ Trade-offs:
   how workers end with the study are `study/workers.py`'s. The parent only schedules, writes
   compute.jsonl and holds the lock; markers are written by the workers, so a crash of either loses
   at most the nodes in flight. compute.jsonl, rewritten after each node, is flushed to disk at the end only
-  (`_write_progress`): every run rebuilds it from the markers, and a flush per node was half a study's fsyncs.
+  (`write_text_atomic(durable=False)` before then): every run rebuilds it from the markers, and a flush per
+  node was half a study's fsyncs.
 - **A lock, not a database.** `.study.lock` is created atomically (hard link of a complete temp
   file) so it is never half-written; a lock whose pid is dead on this host is stale and taken
   over; a live holder is named in the error.
@@ -51,7 +52,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from encoderlab import jsonlines
-from encoderlab.atomic import atomic_file, json_text, write_json_atomic, write_text_atomic
+from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import NO_ROOM, DiskFull, UserError, no_room
 from encoderlab.locks import folder_lock, is_lock_file
@@ -234,7 +235,8 @@ def run_graph(
                         print(_waiting_note(node, list(running.values())), file=sys.stderr, flush=True)
                     markers[node.name] = _marker(future, node)  # a node's error stops the study here
                     text = "".join(_compute_line(n, m, lines) for n in graph if (m := markers[n.name]))
-                    _write_progress(study_dir / "compute.jsonl", text)
+                    # not flushed: rebuilt from the flushed markers on every run
+                    write_text_atomic(study_dir / "compute.jsonl", text, durable=False)
                     bar.update(1)
     finally:
         bar.close()  # ends the bar's line, so an error message starts on its own
@@ -242,14 +244,6 @@ def run_graph(
         study_dir / "compute.jsonl", "".join(_compute_line(n, markers[n.name], lines) for n in graph)
     )
     return {n.name: markers[n.name].result for n in graph}
-
-
-def _write_progress(path: Path, text: str) -> None:
-    """compute.jsonl as it stands after a node: replaced in one rename, as `write_text_atomic` does, but not
-    flushed to disk (the module docstring): after a crash of the machine it may be lost or empty, and the
-    study's next run writes it again from the markers, each of which is flushed."""
-    with atomic_file(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
 
 
 def _start(graph: Graph, study_dir: Path) -> tuple[dict[str, NodeMarker | None], list[Node]]:
